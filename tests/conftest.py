@@ -1,0 +1,37 @@
+"""Shared fixtures: where the benchmark hub is, and the tasks loaded from it (once per session)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hub_path() -> Path:
+    return Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
+
+
+@pytest.fixture(scope="session")
+def hub_dir() -> Path:
+    """The benchmark-hub directory; skips with a reason when absent, fails in CI."""
+    hub = _hub_path()
+    if not (hub / "cachefiles").is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"benchmark hub missing at {hub}; CI needs ../shared/data/benchmark_hub")
+        pytest.skip(f"benchmark hub not found at {hub}; set TUNESMITH_BENCHMARK_HUB")
+    return hub
+
+
+@pytest.fixture(scope="session")
+def hub_tasks(hub_dir):
+    """All six benchmark-hub tasks, loaded once."""
+    from generator.tasks import load_tasks
+
+    return load_tasks(hub_dir)
+
+
+@pytest.fixture(scope="session")
+def conv_task(hub_tasks):
+    """The convolution A100 task: small, with failed configurations."""
+    return next(t for t in hub_tasks if t.name == "convolution_milo/A100")
