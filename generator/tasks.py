@@ -19,6 +19,8 @@ from generator.errors import TunesmithError
 
 # Keys of a Kernel Tuner cache entry that carry the time it cost to evaluate a configuration (ms).
 TIME_KEYS = ("compile_time", "verification_time", "benchmark_time")
+# Keys that the brute-force run spent outside compiling, verifying and running the kernel (ms).
+OVERHEAD_KEYS = ("framework_time", "strategy_time")
 
 
 class TaskError(TunesmithError):
@@ -60,8 +62,11 @@ class AnswerKey:
 
     values: np.ndarray  # objective value per valid configuration; NaN where it failed
     failed: np.ndarray  # bool: the configuration failed to compile or run
-    eval_seconds: np.ndarray  # simulated cost of evaluating it (compile + verification + benchmark)
+    eval_seconds: np.ndarray  # simulated cost of a fresh evaluation: compile + verification + runtimes
     failure_kinds: dict[int, str] = field(default_factory=dict)  # row -> e.g. "RuntimeFailedConfig"
+    # The brute-force run's full T4 time per configuration (eval_seconds + its framework and strategy
+    # time): what the methodology's baseline and cutoffs use. None = same as eval_seconds.
+    baseline_seconds: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,12 +153,12 @@ def load_cache_task(path, restrictions=(), name: str | None = None, objective: O
         valid = valid_index_matrix(path, tune_params, restrictions)
     else:
         valid = _cached_index_matrix(path, tune_params, cache)
-    values, failed, seconds, kinds = _answer_arrays(path, tune_params, valid, cache, objective.name)
+    values, failed, seconds, baseline, kinds = _answer_arrays(path, tune_params, valid, cache, objective.name)
     meta = {k: doc.get(k) for k in ("device_name", "kernel_name", "problem_size")}
     meta.update(info or {})
     task_name = name or path.name.split(".")[0]
     return Task(task_name, SpaceSpec(tune_params, tuple(restrictions), valid),
-                AnswerKey(values, failed, seconds, kinds), objective, meta, path)
+                AnswerKey(values, failed, seconds, kinds, baseline), objective, meta, path)
 
 
 def _cached_index_matrix(path: Path, tune_params: dict, cache: dict) -> np.ndarray:
@@ -173,6 +178,7 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
     values = np.full(n, np.nan)
     failed = np.zeros(n, dtype=bool)
     seconds = np.zeros(n)
+    overhead = np.zeros(n)
     kinds: dict[int, str] = {}
     value_lists = list(tune_params.values())
     for row, idx in enumerate(valid):
@@ -183,14 +189,35 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
                             "brute-force the whole space or fix the restrictions")
         if not any(k in entry for k in TIME_KEYS):
             raise TaskError(f"{path}: entry {key} has no timing keys {TIME_KEYS}; give a cache written by Kernel Tuner")
-        seconds[row] = sum(float(entry.get(k) or 0.0) for k in TIME_KEYS) / 1000.0
+        seconds[row] = _eval_ms(entry) / 1000.0
+        overhead[row] = sum(_num(entry.get(k)) for k in OVERHEAD_KEYS) / 1000.0
         value = _entry_value(entry, objective_name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
             values[row] = float(value)
         else:
             failed[row] = True
             kinds[row] = str(value if value is not None else "MissingObjective")
-    return values, failed, seconds, kinds
+    return values, failed, seconds, seconds + overhead, kinds
+
+
+def _num(x) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
+
+
+def _eval_ms(entry: dict) -> float:
+    """Simulated cost of evaluating a configuration, as the methodology's T4 times count it (ms).
+
+    compile + verification + the kernel runtimes: the sum of `times` (the T4 "runtimes") where
+    the cache has them, else `benchmark_time`; failed configurations have no `times` and count 0.
+    """
+    runtimes = entry.get("times")
+    if isinstance(runtimes, list):
+        run_ms = sum(_num(t) for t in runtimes)
+    elif "__error__" in entry or isinstance(entry.get("time"), str):
+        run_ms = 0.0
+    else:
+        run_ms = _num(entry.get("benchmark_time"))
+    return _num(entry.get("compile_time")) + _num(entry.get("verification_time")) + run_ms
 
 
 def load_hub_dir(root) -> list[Task]:
