@@ -1,0 +1,254 @@
+"""Crash-safe store of one campaign: candidates, their code, lineage and every LLM exchange.
+
+Run directory layout (other rooms -- report, HPO, export -- read it through `Archive.open`):
+
+```
+RUN_DIR/
+  campaign.toml        the campaign file as given (copied once, at creation)
+  config.json          the validated configuration, paths resolved (resume reads this)
+  run.json             {"created", "tunesmith_version", "campaign"} written once at creation
+  status.json          {"state": running|finished|stopped, "reason", "candidates", "budget",
+                        "usage": {calls, prompt_tokens, completion_tokens, cost_usd}, "best": id,
+                        "updated"}; rewritten atomically (tmp + rename) after every candidate
+  exchanges.jsonl      one JSON object per LLM call (see generator.llm.Exchange), append-only
+  candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
+  generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}
+  code/<id>.py         the source of each candidate that had code
+  hpo/, report/, export/   reserved for the rooms that build on a run
+```
+
+Why it survives `kill -9`: every record is one line, appended, flushed and fsync'ed before the
+next step starts; a line cut short by a crash is ignored when reading. Code files are written to a
+temporary name and renamed, before the candidate line that points at them. Order per candidate:
+exchange line -> code file -> candidate line. A crash between them loses only that candidate's
+evaluation; on resume the recorded exchange is reused, so the LLM is not asked again.
+
+Candidate ids are `c0001`, `c0002`, ... in generation order; exchange ids are `x0001`, ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from generator.errors import TunesmithError
+
+CANDIDATES = "candidates.jsonl"
+EXCHANGES = "exchanges.jsonl"
+GENERATIONS = "generations.jsonl"
+STATUS = "status.json"
+CONFIG = "config.json"
+
+
+class ArchiveError(TunesmithError):
+    """A run directory that cannot be read or written."""
+
+
+@dataclass
+class Candidate:
+    """One generated optimizer: where it came from, its code and how well it did."""
+
+    id: str
+    generation: int
+    operator: str  # new | refine | simplify | fix
+    parent_ids: list[str] = field(default_factory=list)
+    description: str = ""
+    code_path: str | None = None  # relative to the run directory
+    code_hash: str | None = None  # hash of the normalised code (duplicate detection)
+    fitness: dict | None = None  # Fitness.to_dict(): score, per_task {name: {score, std, fevals}}, wall_s, error
+    error: dict | None = None  # {kind, message, traceback, line}: llm, no_code, syntax, interface, runtime, timeout...
+    exchange_id: str | None = None
+    duplicate_of: str | None = None  # id of the earlier candidate with the same normalised code
+    timings: dict = field(default_factory=dict)  # llm_s, eval_s
+    created: float = 0.0
+
+    @property
+    def score(self) -> float | None:
+        """Mean score P over the training tasks; None when the candidate failed."""
+        if self.error or not self.fitness:
+            return None
+        return self.fitness.get("score")
+
+    @property
+    def per_task(self) -> dict[str, float | None]:
+        """Score P per training task."""
+        per = (self.fitness or {}).get("per_task") or {}
+        return {name: (v.get("score") if isinstance(v, dict) else v) for name, v in per.items()}
+
+    @property
+    def ok(self) -> bool:
+        return self.score is not None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Candidate":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _append_line(path: Path, record: dict) -> None:
+    """Append one JSON line and make it durable before returning."""
+    line = json.dumps(record, separators=(",", ":"), default=str) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _read_lines(path: Path) -> list[dict]:
+    """All complete JSON lines of a file; a torn last line from a crash is skipped."""
+    if not path.exists():
+        return []
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.endswith("\n"):
+                break  # cut short by a crash mid-write
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a torn last line so that new appends start on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
+class Archive:
+    """A campaign's run directory: append candidates and exchanges, read them back."""
+
+    def __init__(self, run_dir: Path):
+        self.run_dir = Path(run_dir)
+
+    # -- creating and opening -------------------------------------------------------------
+    @classmethod
+    def create(cls, run_dir, config: dict, campaign_text: str = "", campaign_name: str = "") -> "Archive":
+        """Make a new run directory holding the configuration."""
+        from generator import __version__
+
+        run_dir = Path(run_dir)
+        if (run_dir / CONFIG).exists():
+            raise ArchiveError(f"{run_dir}: already holds a run; resume it or choose another output.run_dir")
+        (run_dir / "code").mkdir(parents=True, exist_ok=True)
+        if campaign_text:
+            _write_atomic(run_dir / "campaign.toml", campaign_text)
+        _write_atomic(run_dir / "run.json", json.dumps(
+            {"created": time.time(), "tunesmith_version": __version__, "campaign": campaign_name}, indent=1))
+        # config.json last: its presence marks a complete run directory
+        _write_atomic(run_dir / CONFIG, json.dumps(config, indent=1, default=str))
+        return cls(run_dir)
+
+    @classmethod
+    def open(cls, run_dir) -> "Archive":
+        """Open an existing run directory (to read it, or to continue appending)."""
+        run_dir = Path(run_dir)
+        if not (run_dir / CONFIG).exists():
+            raise ArchiveError(f"{run_dir}: not a Tunesmith run directory (no {CONFIG}); give the output.run_dir of a campaign")
+        return cls(run_dir)
+
+    @staticmethod
+    def exists(run_dir) -> bool:
+        return (Path(run_dir) / CONFIG).exists()
+
+    def prepare_append(self) -> None:
+        """Make the append-only files safe to extend after a crash."""
+        for name in (CANDIDATES, EXCHANGES, GENERATIONS):
+            _repair_tail(self.run_dir / name)
+        (self.run_dir / "code").mkdir(exist_ok=True)
+
+    # -- reading ------------------------------------------------------------------------------
+    @property
+    def config(self) -> dict:
+        """The validated campaign configuration as a plain dict (see generator.config)."""
+        return json.loads((self.run_dir / CONFIG).read_text())
+
+    def candidates(self) -> list[Candidate]:
+        """All candidates in the order they were generated."""
+        return [Candidate.from_dict(r) for r in _read_lines(self.run_dir / CANDIDATES)]
+
+    def candidate(self, cid: str) -> Candidate:
+        for c in self.candidates():
+            if c.id == cid:
+                return c
+        raise ArchiveError(f"{self.run_dir}: no candidate {cid!r}; see `tunesmith status {self.run_dir}` for ids")
+
+    def code(self, candidate: Candidate | str) -> str | None:
+        """Source code of a candidate (None when the reply held no code)."""
+        c = self.candidate(candidate) if isinstance(candidate, str) else candidate
+        return (self.run_dir / c.code_path).read_text() if c.code_path else None
+
+    def code_file(self, candidate: Candidate) -> Path | None:
+        return self.run_dir / candidate.code_path if candidate.code_path else None
+
+    def exchanges(self) -> list:
+        """All recorded LLM exchanges (generator.llm.Exchange), in call order."""
+        from generator.llm import Exchange
+
+        return [Exchange.from_dict(r) for r in _read_lines(self.run_dir / EXCHANGES)]
+
+    def generations(self) -> list[dict]:
+        return _read_lines(self.run_dir / GENERATIONS)
+
+    def status(self) -> dict:
+        path = self.run_dir / STATUS
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def best(self, k: int = 1) -> list[Candidate]:
+        """The k best successful, non-duplicate candidates, best first."""
+        ok = [c for c in self.candidates() if c.ok and not c.duplicate_of]
+        return sorted(ok, key=lambda c: -c.score)[:k]
+
+    def dataframe(self):
+        """One row per candidate: ids, lineage, score, per-task scores (score:<task>), error kind, timings."""
+        import pandas as pd
+
+        rows = []
+        for c in self.candidates():
+            row = {"id": c.id, "generation": c.generation, "operator": c.operator,
+                   "parent_ids": ",".join(c.parent_ids), "description": c.description, "score": c.score,
+                   "error_kind": (c.error or {}).get("kind"), "duplicate_of": c.duplicate_of,
+                   "code_path": c.code_path, "exchange_id": c.exchange_id}
+            row.update({f"score:{t}": s for t, s in c.per_task.items()})
+            row.update({f"{k}": v for k, v in c.timings.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    # -- writing ------------------------------------------------------------------------------
+    def write_code(self, cid: str, source: str) -> str:
+        """Store a candidate's source; returns its path relative to the run directory."""
+        rel = f"code/{cid}.py"
+        _write_atomic(self.run_dir / rel, source)
+        return rel
+
+    def append_candidate(self, candidate: Candidate) -> None:
+        _append_line(self.run_dir / CANDIDATES, candidate.to_dict())
+
+    def append_exchange(self, exchange) -> None:
+        _append_line(self.run_dir / EXCHANGES, exchange.to_dict())
+
+    def append_generation(self, generation: int, population: list[str]) -> None:
+        _append_line(self.run_dir / GENERATIONS, {"generation": generation, "population": population})
+
+    def write_status(self, status: dict) -> None:
+        _write_atomic(self.run_dir / STATUS, json.dumps({**status, "updated": time.time()}, indent=1))
