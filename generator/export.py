@@ -1,0 +1,274 @@
+"""Winners become modules: `generated_algorithms/<name>.py`, importable by Kernel Tuner as a strategy.
+
+The exported module holds the candidate's code with the tuned defaults written into it (edited
+through the syntax tree, so comments and layout survive), a Kernel Tuner `tune()` entry point that
+does what `kernel_tuner.strategies.wrapper.OptAlgWrapper` does, and its provenance in the docstring.
+It needs only the standard library and numpy (plus Kernel Tuner when `tune()` is called).
+
+Candidate code is untrusted until it is exported; nothing here runs it, it is only parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import json
+import keyword
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.errors import TunesmithError
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "generated_algorithms"
+ALLOWED_IMPORTS = {"numpy", "kernel_tuner"}  # besides the standard library
+
+
+class ExportError(TunesmithError):
+    """A candidate that cannot be exported as it is."""
+
+
+@dataclass
+class OptimizerCode:
+    """What the syntax tree says about a candidate's optimizer class."""
+
+    class_name: str
+    hyperparameters: dict  # name -> {"type", "low", "high", "log", "choices", "default"}
+    description: str = ""
+
+
+def parse_optimizer(source: str, origin: str = "candidate") -> OptimizerCode:
+    """Find the optimizer class (the last class with `__call__`) and its declared hyperparameters."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ExportError(f"{origin}: code does not parse (line {exc.lineno}: {exc.msg}); export a candidate that ran") from None
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
+               and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)]
+    if not classes:
+        raise ExportError(f"{origin}: no class with __call__(self, func, searchspace); it is not an optimizer")
+    cls = classes[-1]
+    hp_node = _hyperparameters_node(cls)
+    hyperparameters = {}
+    if hp_node is not None:
+        try:
+            hyperparameters = ast.literal_eval(hp_node)
+        except ValueError:
+            raise ExportError(f"{origin}: {cls.name}.hyperparameters is not a literal dict; write it as plain data") from None
+    return OptimizerCode(cls.name, hyperparameters, ast.get_docstring(cls) or "")
+
+
+def _hyperparameters_node(cls: ast.ClassDef) -> ast.expr | None:
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hyperparameters"
+                                                for t in stmt.targets):
+            return stmt.value
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
+                and stmt.target.id == "hyperparameters" and stmt.value is not None:
+            return stmt.value
+    return None
+
+
+def _offsets(source: str) -> list[int]:
+    starts, pos = [], 0
+    for line in source.splitlines(keepends=True):
+        starts.append(pos)
+        pos += len(line)
+    return starts + [pos]
+
+
+def with_defaults(source: str, values: dict) -> str:
+    """The source with new defaults for the given hyperparameters, in the dict and in `__init__`."""
+    if not values:
+        return source
+    tree = ast.parse(source)
+    info = parse_optimizer(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == info.class_name
+               and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body))
+    edits = []  # (node, new literal)
+    hp = _hyperparameters_node(cls)
+    if isinstance(hp, ast.Dict):
+        for key, spec in zip(hp.keys, hp.values):
+            name = key.value if isinstance(key, ast.Constant) else None
+            if name in values and isinstance(spec, ast.Dict):
+                for k, v in zip(spec.keys, spec.values):
+                    if isinstance(k, ast.Constant) and k.value == "default":
+                        edits.append((v, values[name]))
+    init = next((b for b in cls.body if isinstance(b, ast.FunctionDef) and b.name == "__init__"), None)
+    if init is not None:
+        args = init.args.posonlyargs + init.args.args
+        for arg, default in zip(args[len(args) - len(init.args.defaults):], init.args.defaults):
+            if arg.arg in values:
+                edits.append((default, values[arg.arg]))
+        for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults):
+            if default is not None and arg.arg in values:
+                edits.append((default, values[arg.arg]))
+    starts = _offsets(source)
+    text = source
+    for node, value in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        # ast offsets count UTF-8 bytes; code is ASCII in practice, and a mismatch is caught below
+        a = starts[node.lineno - 1] + node.col_offset
+        b = starts[node.end_lineno - 1] + node.end_col_offset
+        text = text[:a] + _literal(_plain(value)) + text[b:]
+    check = parse_optimizer(text)
+    for name, value in values.items():
+        if name in check.hyperparameters and check.hyperparameters[name].get("default") != _plain(value):
+            raise ExportError(f"could not set the default of {name!r}; edit the candidate's hyperparameters by hand")
+    return text
+
+
+def _literal(value) -> str:
+    """Python source for a value; strings in double quotes like the rest of the code base."""
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def _plain(value):
+    """numpy scalars as Python literals, so that repr() round-trips through the parser."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def check_imports(source: str, origin: str = "candidate") -> None:
+    """Exported modules use only the standard library, numpy and Kernel Tuner."""
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in ALLOWED_IMPORTS:
+                raise ExportError(f"{origin}: imports {name!r}; exported modules may use only the standard "
+                                  "library and numpy; remove that import from the candidate")
+
+
+@dataclass
+class Provenance:
+    """Where an exported optimizer came from and how well it did."""
+
+    campaign: str
+    candidate_id: str
+    ancestors: list[str]
+    generator: str  # the model string, or "offline synthesizer (synth/...)"
+    run_dir: str = ""
+    description: str = ""
+    scores: dict = field(default_factory=dict)  # {"train": {...}, "test": {...}} before/after HPO
+    hpo: dict = field(default_factory=dict)  # {"trials", "best_params", "study", "storage"}
+    date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+
+
+def _fmt(score) -> str:
+    return "failed" if score is None else f"{score:.3f}"
+
+
+def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict) -> str:
+    summary = (prov.description or info.description or info.class_name).strip().splitlines()[0].rstrip(".")
+    lines = [f"{name}: {summary} (generated by Tunesmith).", "",
+             "Use it as a Kernel Tuner strategy:", "",
+             f"    import generated_algorithms.{name} as strategy",
+             "    kernel_tuner.tune_kernel(..., strategy=strategy, strategy_options={\"max_fevals\": 200})", "",
+             "Provenance:",
+             f"- campaign: {prov.campaign}" + (f" (run {prov.run_dir})" if prov.run_dir else ""),
+             f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
+             f"- written by: {prov.generator}",
+             f"- exported: {prov.date}"]
+    for split in ("train", "test"):
+        s = prov.scores.get(split)
+        if s:
+            tasks = ", ".join(s.get("tasks", []))
+            lines.append(f"- score P on {split} tasks ({tasks}): default {_fmt(s.get('before'))}, "
+                         f"tuned {_fmt(s.get('after'))}")
+    if prov.hpo:
+        lines.append(f"- Optuna: {prov.hpo.get('trials', 0)} trials ({prov.hpo.get('sampler', 'TPE')}), "
+                     f"tuned values: {json.dumps(values, sort_keys=True) if values else 'defaults kept'}")
+    text = "\n".join(lines)
+    return text.replace("\\", "\\\\").replace('"""', "'''")
+
+
+TUNE_TEMPLATE = '''
+
+# --- Kernel Tuner entry point (written by `tunesmith export`) ---------------------------------
+
+OPTIMIZER = {cls}
+HYPERPARAMETERS = {cls}.hyperparameters if hasattr({cls}, "hyperparameters") else {{}}
+PROVENANCE = {provenance}
+
+# Kernel Tuner's convention for documenting strategy options: name -> (description, default).
+_options = {{name: (str(spec.get("type", "")), spec.get("default")) for name, spec in HYPERPARAMETERS.items()}}
+_options["budget"] = ("evaluations the optimizer plans for (its own stop; max_fevals still applies)", None)
+_options["seed"] = ("seed for numpy's and random's global generators (None: leave them alone)", None)
+
+
+def tune(searchspace, runner, tuning_options):
+    """Kernel Tuner strategy entry point: `strategy=<this module>`; hyperparameters via strategy_options."""
+    from kernel_tuner.strategies.common import CostFunc
+    from kernel_tuner.util import StopCriterionReached
+
+    options = dict(tuning_options.strategy_options or {{}})
+    kwargs = {{k: options[k] for k in HYPERPARAMETERS if k in options}}
+    if options.get("budget") is not None:
+        kwargs["budget"] = int(options["budget"])
+    if options.get("seed") is not None and "seed" not in HYPERPARAMETERS:
+        import random
+
+        import numpy
+
+        random.seed(options["seed"])
+        numpy.random.seed(options["seed"])
+    optimizer = OPTIMIZER(**kwargs)
+    # As OptAlgWrapper: configurations are passed as they are, no scaling and no snapping.
+    costfunc_kwargs = getattr(optimizer, "costfunc_kwargs", {{"scaling": False, "snap": False}})
+    cost_func = CostFunc(searchspace, tuning_options, runner, **costfunc_kwargs)
+    if costfunc_kwargs.get("scaling"):
+        cost_func.get_bounds_x0_eps()
+    try:
+        optimizer(cost_func, searchspace)
+    except StopCriterionReached as exc:
+        if tuning_options.verbose:
+            print(exc)
+    return cost_func.results
+'''
+
+
+def module_source(name: str, source: str, prov: Provenance, values: dict | None = None) -> str:
+    """The text of `generated_algorithms/<name>.py` for a candidate's source and tuned values."""
+    values = values or {}
+    info = parse_optimizer(source, f"candidate {prov.candidate_id}")
+    check_imports(source, f"candidate {prov.candidate_id}")
+    unknown = sorted(set(values) - set(info.hyperparameters))
+    if unknown:
+        raise ExportError(f"tuned values {unknown} are not hyperparameters of {info.class_name}; "
+                          "re-run `tunesmith hpo` for this candidate")
+    code = with_defaults(source, values).strip("\n")
+    prov_dict = {k: v for k, v in prov.__dict__.items()}
+    prov_dict["tuned_values"] = values
+    text = (f'"""{_docstring(name, info, prov, values)}\n"""\n\n{code}\n'
+            + TUNE_TEMPLATE.format(cls=info.class_name, provenance=_pyliteral(prov_dict)))
+    compile(text, f"{name}.py", "exec")  # fail here, not when a user imports it
+    return text
+
+
+def _pyliteral(data) -> str:
+    """A Python literal for JSON-like data (json's true/null are not Python)."""
+    return repr(json.loads(json.dumps(data, default=str)))
+
+
+def valid_module_name(name: str) -> str:
+    """NAME must be importable: a lower-case identifier that is not a keyword."""
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_") or name != name.lower():
+        raise ExportError(f"--name {name!r} is not a module name; use lower-case letters, digits and underscores, "
+                          "e.g. --name hybrid_descent")
+    return name
+
+
+def write_module(name: str, text: str, out_dir: Path | None = None, overwrite: bool = True) -> Path:
+    """Write the module into the generated_algorithms package (or `out_dir`)."""
+    out_dir = Path(out_dir or PACKAGE_DIR)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not (out_dir / "__init__.py").exists():
+        (out_dir / "__init__.py").write_text('"""Optimizers generated by Tunesmith."""\n')
+    path = out_dir / f"{valid_module_name(name)}.py"
+    if path.exists() and not overwrite:
+        raise ExportError(f"{path} exists; pick another --name or pass --force")
+    path.write_text(text)
+    return path
