@@ -223,9 +223,14 @@ def _values_in_range(times, values, time_range, check=True):
     times = times[keep].reshape(-1, num_repeats)
     values = values[keep].reshape(-1, num_repeats)
     times = np.where(np.isnan(values), np.nan, times)
+    if values.size == 0 or np.isnan(values).all():
+        if check:
+            raise _TooShort("no valid evaluation in any repeat")
+        return np.empty(0), np.empty(0), float(time_range[-1])
+    # the last time of each repeat; the curve freezes at the first one above their median
     highest = np.sort(np.nanmax(np.where(np.isnan(times), -np.inf, times), axis=0))
-    highest = np.where(np.isinf(highest), np.nan, highest)
-    later = highest[np.nanmedian(highest) < highest] if not np.isnan(highest).all() else highest[:0]
+    highest = highest[np.isfinite(highest)]  # (the package would fail on a repeat with no valid value)
+    later = highest[np.median(highest) < highest]
     stop_time = float(later[0]) if later.size else float(time_range[-1])
     margin = 0.1 + 0.25 * (num_repeats / max(times.size, 1))
     lo, hi = time_range[0] * (1 - margin), time_range[-1] * (1 + margin)
