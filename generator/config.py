@@ -1,0 +1,241 @@
+"""Campaign configuration: a TOML file validated by pydantic; every error is one line naming the key.
+
+Sections: [llm] (+ [llm.caps]), [evolution] (+ [evolution.operators]), [tasks], [evaluation],
+[prompts], [output]. Rooms that come later add their own section by adding a model here and one
+field on `CampaignConfig` (see `SECTIONS`). The README's "Campaign configuration" documents keys.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from generator.errors import TunesmithError
+
+DEFAULT_HUB = "../shared/data/benchmark_hub"
+HUB_ENV = "TUNESMITH_BENCHMARK_HUB"
+
+
+class ConfigError(TunesmithError):
+    """A campaign file that cannot be used."""
+
+
+class Section(BaseModel):
+    """Base of every section: unknown keys are errors, values are checked on assignment too."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LLMCaps(Section):
+    """Hard limits over the whole campaign; the campaign stops cleanly before passing one."""
+
+    max_calls: int | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+    max_usd: float | None = Field(None, ge=0)
+
+
+class LLMConfig(Section):
+    """Which model writes the code and how it is called (any litellm model string)."""
+
+    model: str = "synth/components"
+    api_base: str | None = None
+    temperature: float = Field(0.8, ge=0, le=2)
+    max_tokens: int = Field(4096, gt=0)  # per reply
+    timeout: float = Field(120.0, gt=0)  # seconds per request
+    retries: int = Field(3, ge=0, le=20)
+    backoff: float = Field(2.0, ge=0)  # seconds before the first retry, doubled each time
+    seed: int | None = None
+    max_consecutive_errors: int = Field(3, ge=1)
+    params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
+    caps: LLMCaps = Field(default_factory=LLMCaps)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        if "/" not in v and not v.startswith(("gpt", "o1", "o3", "o4", "claude")):
+            raise ValueError("give a litellm model string such as 'openai/gpt-4o-mini', 'ollama/llama3', "
+                             "'synth/components' or 'replay/RUN_DIR'")
+        return v
+
+    @field_validator("params")
+    @classmethod
+    def _no_keys_in_file(cls, v: dict) -> dict:
+        bad = [k for k in v if re.search(r"key|token|secret|password", k, re.I) and k != "max_completion_tokens"]
+        if bad:
+            raise ValueError(f"{bad} look like credentials; API keys come from the environment only "
+                             "(e.g. OPENAI_API_KEY), never from the campaign file")
+        return v
+
+    @property
+    def timeout_s(self) -> float:
+        return self.timeout
+
+    @property
+    def backoff_s(self) -> float:
+        return self.backoff
+
+
+class Operators(Section):
+    """Relative weights of the variation operators (need not sum to 1)."""
+
+    new: float = Field(0.2, ge=0)
+    refine: float = Field(0.5, ge=0)
+    simplify: float = Field(0.15, ge=0)
+    fix: float = Field(0.15, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self):
+        if self.new + self.refine + self.simplify <= 0:
+            raise ValueError("new, refine and simplify are all 0; give at least one of them a positive weight")
+        return self
+
+
+class EvolutionConfig(Section):
+    """The evolutionary loop: population sizes, selection, operators, budget in candidates."""
+
+    strategy: Literal["mu+lambda", "mu,lambda"] = "mu+lambda"
+    n_parents: int = Field(4, ge=1)  # mu: survivors per generation (and size of generation 0)
+    n_offspring: int = Field(12, ge=1)  # lambda: candidates generated per generation
+    budget: int = Field(100, ge=1)  # generated candidates in total, failures and duplicates included
+    selection: Literal["tournament", "roulette", "best"] = "tournament"
+    tournament_size: int = Field(2, ge=1)
+    seed: int = 1
+    operators: Operators = Field(default_factory=Operators)
+
+    @model_validator(mode="after")
+    def _comma_needs_offspring(self):
+        if self.strategy == "mu,lambda" and self.n_offspring < self.n_parents:
+            raise ValueError(f"strategy 'mu,lambda' needs n_offspring >= n_parents (got {self.n_offspring} < "
+                             f"{self.n_parents}); raise n_offspring or use 'mu+lambda'")
+        return self
+
+
+class TasksConfig(Section):
+    """Training and test tasks. Each entry: 'hub:APP/GPU' (or 'hub:APP'), a cache file, a hub
+    directory, or 'problem:NAME'."""
+
+    hub: str | None = None  # benchmark-hub directory; env TUNESMITH_BENCHMARK_HUB overrides
+    train: list[str] = Field(min_length=1)
+    test: list[str] = Field(default_factory=list)
+    max_fevals: int | None = Field(None, ge=1)  # optional cap on unique evaluations per run
+
+    def hub_dir(self) -> Path:
+        """Where hub: entries are looked up (environment first, then this file, then the default)."""
+        return Path(os.environ.get(HUB_ENV) or self.hub or DEFAULT_HUB)
+
+
+class EvaluationConfig(Section):
+    """How candidates are run: repeats per task, time limit, parallel workers, executor."""
+
+    repeats: int = Field(10, ge=1)
+    timeout: float = Field(60.0, gt=0)  # seconds for one candidate's whole evaluation
+    workers: int = Field(1, ge=1)
+    executor: str = "local"
+    seed: int | None = None  # default: evolution.seed (all candidates see the same random streams)
+
+    @field_validator("executor")
+    @classmethod
+    def _executor(cls, v: str) -> str:
+        if v != "local" and not re.match(r"^[a-z][a-z0-9+]*://", v):
+            raise ValueError("use 'local' or an executor URL such as 'tcp://scheduler:8786'")
+        return v
+
+
+class PromptsConfig(Section):
+    """What goes into the prompts."""
+
+    template_dir: str | None = None  # a directory with *.j2 files that replace the built-in ones
+    include_statistics: bool = True
+    include_application_info: bool = True
+    max_existing: int = Field(8, ge=0)  # 'new' lists this many existing algorithms to differ from
+
+
+class OutputConfig(Section):
+    run_dir: str = "results/run"
+
+
+class CampaignConfig(Section):
+    """A whole campaign file."""
+
+    name: str = "campaign"
+    description: str = ""
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
+    tasks: TasksConfig
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    prompts: PromptsConfig = Field(default_factory=PromptsConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+
+
+# Keys that may differ when a run continues (they change limits or speed, not what was decided).
+RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base",
+                     "evolution.budget", "evaluation.workers", "evaluation.executor", "output.run_dir",
+                     "description"}
+
+
+def _fix_hint(err: dict) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key; remove it or check its spelling (see README 'Campaign configuration')"
+    if kind == "missing":
+        return "required; add it"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        return err["msg"].lower()
+    if kind == "value_error":
+        return str(ctx.get("error", err["msg"]))
+    if kind == "too_short":
+        return "must not be empty; list at least one entry"
+    return f"{err['msg'].lower()} (got {err.get('input')!r})"
+
+
+def _one_line(path: str, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+    return f"{path}: {key}: {_fix_hint(err)}{more}"
+
+
+def parse_config(data: dict, path: str = "<config>") -> CampaignConfig:
+    """Validate a dict (as read from TOML) into a CampaignConfig."""
+    try:
+        return CampaignConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(path, exc)) from None
+
+
+def load_config(path) -> CampaignConfig:
+    """Read and validate a campaign TOML file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such campaign file; give a path such as campaigns/quickstart.toml") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the syntax at that line") from None
+    return parse_config(data, str(path))
+
+
+def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two config dicts."""
+    keys = sorted(set(old) | set(new))
+    out = []
+    for k in keys:
+        a, b, dotted = old.get(k), new.get(k), f"{prefix}{k}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += config_changes(a, b, dotted + ".")
+        elif a != b:
+            out.append(dotted)
+    return out
+
+
+def blocking_changes(old: dict, new: dict) -> list[str]:
+    """Changed keys that would make continuing a run give a different run than it started as."""
+    return [k for k in config_changes(old, new)
+            if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES)]
