@@ -73,6 +73,53 @@ COMMANDS["show"] = (_setup_show, _cmd_show, "print one candidate: code, scores, 
 COMMANDS["report"] = (_setup_report, _cmd_report, "write a self-contained HTML report of a run, with PNG plots")
 
 
+# -- HPO and export (issue 7): hpo, export ---------------------------------------------------
+def _setup_hpo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", help="a campaign's run directory")
+    p.add_argument("--top", type=int, dest="top_k", help="tune the K best candidates (default: [hpo] top_k or 1)")
+    p.add_argument("--id", action="append", dest="ids", help="tune this candidate (repeatable) instead of the top K")
+    p.add_argument("--trials", type=int, help="Optuna trials per candidate, shared by all processes on the storage")
+    p.add_argument("--repeats", type=int, help="runs per task and trial (default: [hpo] repeats or 3)")
+    p.add_argument("--storage", help="Optuna storage URL (default sqlite:///RUN_DIR/hpo.db; also journal:PATH)")
+    p.add_argument("--seed", type=int, help="seed of the sampler and of every trial's evaluation")
+    p.add_argument("--worker", type=int, help="index of this process when several run on one storage")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _cmd_hpo(args) -> int:
+    from generator.archive import Archive
+    from generator.hpo import format_result, run_hpo, settings_from_config
+
+    settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
+                                    trials=args.trials, repeats=args.repeats, storage=args.storage,
+                                    seed=args.seed, worker=args.worker)
+    for result in run_hpo(args.run_dir, settings, progress=not args.quiet):
+        print(format_result(result))
+    print(f"results: {args.run_dir}/hpo/<id>.json")
+    return 0
+
+
+def _setup_export(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", help="a campaign's run directory")
+    p.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
+    p.add_argument("--id", help="candidate to export (default: the best tuned one, else the best)")
+    p.add_argument("--out", help="package directory to write into (default: the generated_algorithms package)")
+
+
+def _cmd_export(args) -> int:
+    from generator.export import export_run
+
+    exported = export_run(args.run_dir, args.name, args.id, args.out)
+    print(f"exported {exported.candidate_id} -> {exported.module}")
+    print(f"report:  {exported.report}")
+    print(f"tuned values: {exported.tuned_values or 'defaults kept'}")
+    return 0
+
+
+COMMANDS["hpo"] = (_setup_hpo, _cmd_hpo, "tune the hyperparameters of a run's best candidates with Optuna")
+COMMANDS["export"] = (_setup_export, _cmd_export, "write a candidate as a Kernel Tuner strategy module")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = _build_parser().parse_args(argv)

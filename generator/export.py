@@ -272,3 +272,116 @@ def write_module(name: str, text: str, out_dir: Path | None = None, overwrite: b
         raise ExportError(f"{path} exists; pick another --name or pass --force")
     path.write_text(text)
     return path
+
+
+# -- from a run directory ----------------------------------------------------------------------
+
+def generator_label(model: str | None) -> str:
+    """Who wrote the code, in words: the offline synthesizer is not an LLM and is never called one."""
+    if not model:
+        return "unknown"
+    if model.startswith("synth/"):
+        return f"offline synthesizer ({model}), no LLM"
+    if model.startswith("replay/"):
+        return f"replayed recorded exchanges ({model})"
+    return f"LLM {model} (through litellm)"
+
+
+def ancestors(archive, cid: str) -> list[str]:
+    """Every ancestor of a candidate, nearest first."""
+    by_id = {c.id: c for c in archive.candidates()}
+    out, frontier = [], list(by_id[cid].parent_ids) if cid in by_id else []
+    while frontier:
+        pid = frontier.pop(0)
+        if pid in out or pid not in by_id:
+            continue
+        out.append(pid)
+        frontier += by_id[pid].parent_ids
+    return out
+
+
+def choose_candidate(archive, hpo_results: dict):
+    """The tuned candidate with the best tuned training score, else the best candidate of the run."""
+    tuned = [r for r in hpo_results.values() if r.train and r.train.after is not None]
+    if tuned:
+        return archive.candidate(max(tuned, key=lambda r: r.train.after).candidate_id)
+    best = archive.best(1)
+    if not best:
+        raise ExportError(f"{archive.run_dir}: no successful candidate to export; run or resume the campaign first")
+    return best[0]
+
+
+def provenance_of(archive, candidate, result) -> Provenance:
+    """Provenance of a candidate from its run directory and its HPO result (or None)."""
+    config = archive.config
+    run_info = archive.run_dir / "run.json"
+    campaign = config.get("name") or (json.loads(run_info.read_text()).get("campaign") if run_info.exists() else "")
+    scores, hpo = {}, {}
+    if result is not None:
+        for split in ("train", "test"):
+            s = getattr(result, split)
+            if s is not None:
+                scores[split] = {"tasks": s.tasks, "before": s.before, "after": s.after,
+                                 "per_task_after": s.per_task_after}
+        hpo = {"trials": result.trials.get("complete", 0) + result.trials.get("pruned", 0), "sampler": "TPE",
+               "study": result.study_name, "repeats": result.repeats, "best_params": result.best_params}
+    elif candidate.score is not None:
+        train = list(candidate.per_task)
+        scores["train"] = {"tasks": train, "before": candidate.score, "after": None}
+    desc = (candidate.description or "").lstrip("# ").strip()
+    return Provenance(campaign or "unnamed", candidate.id, ancestors(archive, candidate.id),
+                      generator_label((config.get("llm") or {}).get("model")), str(archive.run_dir),
+                      desc, scores, hpo)
+
+
+@dataclass
+class Exported:
+    """What `tunesmith export` wrote."""
+
+    module: Path
+    report: Path
+    candidate_id: str
+    tuned_values: dict
+
+
+def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None = None,
+               overwrite: bool = True) -> Exported:
+    """Export a run's candidate (default: the best tuned one) as generated_algorithms/<name>.py."""
+    from generator.archive import Archive
+    from generator.hpo import load_results
+
+    valid_module_name(name)
+    archive = Archive.open(run_dir)
+    results = load_results(archive.run_dir)
+    candidate = archive.candidate(cid) if cid else choose_candidate(archive, results)
+    source = archive.code(candidate)
+    if not source:
+        raise ExportError(f"{run_dir}: candidate {candidate.id} has no code; choose another --id")
+    result = results.get(candidate.id)
+    values = {}
+    if result is not None:
+        values = {k: v for k, v in result.best_params.items() if result.defaults.get(k) != v}
+    prov = provenance_of(archive, candidate, result)
+    path = write_module(name, module_source(name, source, prov, values), out_dir, overwrite)
+    report = write_report(path, name, prov, values)
+    return Exported(path, report, candidate.id, values)
+
+
+def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Path:
+    """A Markdown report beside the module: reports/<name>.md."""
+    lines = [f"# {name}", "", prov.description or "", "",
+             f"- campaign: {prov.campaign} (run `{prov.run_dir}`)",
+             f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
+             f"- written by: {prov.generator}", f"- exported: {prov.date}",
+             f"- tuned values: `{json.dumps(values, sort_keys=True) if values else 'defaults kept'}`"
+             + (f" ({prov.hpo.get('trials')} Optuna trials, {prov.hpo.get('repeats')} repeats each)" if prov.hpo else ""),
+             "", "| tasks | split | P default | P tuned |", "| --- | --- | --- | --- |"]
+    for split in ("train", "test"):
+        s = prov.scores.get(split)
+        if s:
+            lines.append(f"| {', '.join(s.get('tasks', []))} | {split} | {_fmt(s.get('before'))} | "
+                         f"{_fmt(s.get('after'))} |")
+    path = module.parent / "reports" / f"{name}.md"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
