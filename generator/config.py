@@ -159,6 +159,17 @@ class OutputConfig(Section):
     run_dir: str = "results/run"
 
 
+class HpoConfig(Section):
+    """Optuna tuning of the best candidates' hyperparameters after the campaign (`tunesmith hpo`)."""
+
+    enabled: bool = False  # run it as the campaign's last stage
+    top_k: int = Field(1, ge=1)  # candidates to tune, best first
+    trials: int = Field(30, ge=1)  # Optuna trials per candidate (the defaults are the first)
+    repeats: int = Field(3, ge=1)  # runs per training task in each trial
+    storage: str | None = None  # Optuna storage URL; default sqlite:///RUN_DIR/hpo.db
+    seed: int = 0
+
+
 class CampaignConfig(Section):
     """A whole campaign file."""
 
@@ -170,12 +181,13 @@ class CampaignConfig(Section):
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     prompts: PromptsConfig = Field(default_factory=PromptsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    hpo: HpoConfig = Field(default_factory=HpoConfig)
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
 RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base",
                      "evolution.budget", "evaluation.workers", "evaluation.executor", "output.run_dir",
-                     "description"}
+                     "description", "hpo"}
 
 
 def _fix_hint(err: dict) -> str:
