@@ -393,38 +393,11 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
 
 def task_sets(archive: Archive) -> tuple[list, list]:
     """The run's training and test tasks, loaded from its saved configuration."""
-    tasks = archive.config.get("tasks", {})
-    return _load_entries(tasks.get("train", []), tasks), _load_entries(tasks.get("test", []), tasks)
+    from generator.config import TasksConfig
+    from generator.task_sets import load_task_set
 
-
-def _load_entries(entries: list[str], tasks_cfg: dict) -> list:
-    """Tasks for config entries: hub:APP/GPU, hub:APP, problem:NAME[/GPU], a cache file or hub directory."""
-    from generator.tasks import load_cache_task, load_tasks, read_t1_restrictions
-
-    hub = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB") or tasks_cfg.get("hub") or "../shared/data/benchmark_hub")
-    out = []
-    for entry in entries:
-        if entry.startswith("hub:"):
-            app, _, gpu = entry[4:].partition("/")
-            t1 = hub / "kernels" / f"{app}.json"
-            caches = sorted((hub / "cachefiles" / app).glob(f"{gpu or '*'}.json*"))
-            caches = [c for c in caches if not c.name.split(".")[0].endswith("_T4")]
-            if not t1.exists() or not caches:
-                raise HpoError(f"tasks entry {entry!r}: not found under {hub}; set TUNESMITH_BENCHMARK_HUB")
-            restrictions = read_t1_restrictions(t1)
-            application = json.loads(t1.read_text()).get("KernelSpecification", {})
-            for c in caches:
-                g = c.name.split(".")[0]
-                out.append(load_cache_task(c, restrictions, name=f"{app}/{g}",
-                                           info={"application": application, "app": app, "gpu": g}))
-        elif entry.startswith("problem:"):
-            from generator.problems import load_problem_tasks
-
-            name, _, gpu = entry[8:].partition("/")
-            out += load_problem_tasks(Path("problems") / name / "problem.toml", [gpu] if gpu else None)
-        else:
-            out += load_tasks(entry)
-    return out
+    tasks = TasksConfig.model_validate(archive.config["tasks"])
+    return load_task_set(tasks.train, tasks), load_task_set(tasks.test, tasks)
 
 
 def settings_from_config(config: dict, **overrides) -> HpoSettings:
