@@ -73,6 +73,86 @@ COMMANDS["show"] = (_setup_show, _cmd_show, "print one candidate: code, scores, 
 COMMANDS["report"] = (_setup_report, _cmd_report, "write a self-contained HTML report of a run, with PNG plots")
 
 
+# -- campaign engine (issue 4): run, resume, status, stats, prompt ----------------------------
+def _setup_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="campaign file, e.g. campaigns/quickstart.toml")
+    p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
+    p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _cmd_run(args) -> int:
+    from generator.campaign import format_summary, run_campaign
+
+    summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress)
+    print(format_summary(summary))
+    return 0 if summary.state == "finished" else 3
+
+
+def _setup_resume(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", help="run directory of an interrupted or finished campaign")
+    p.add_argument("--budget", type=int, help="new total budget in candidates (to extend a finished run)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _cmd_resume(args) -> int:
+    from generator.campaign import format_summary, resume
+
+    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress)
+    print(format_summary(summary))
+    return 0 if summary.state == "finished" else 3
+
+
+def _setup_status(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", help="a campaign's run directory")
+    p.add_argument("-k", type=int, default=10, help="leaderboard length (default 10)")
+
+
+def _cmd_status(args) -> int:
+    from generator.campaign import format_status
+
+    print(format_status(args.run_dir, args.k))
+    return 0
+
+
+def _setup_stats(p: argparse.ArgumentParser) -> None:
+    p.add_argument("task", help="'hub:APP/GPU', 'problem:NAME/GPU', a cache file or a hub directory")
+
+
+def _cmd_stats(args) -> int:
+    from generator.config import TasksConfig
+    from generator.stats import space_statistics
+    from generator.task_sets import load_task_set
+
+    for task in load_task_set([args.task], TasksConfig(train=[args.task])):
+        print(f"## {task.name}")
+        for key, value in space_statistics(task).lines().items():
+            print(f"- {key}: {value}")
+    return 0
+
+
+def _setup_prompt(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="campaign file")
+    p.add_argument("--operator", default="new", choices=["new", "refine", "simplify", "fix"],
+                   help="which operator's prompt to render (parents are placeholders)")
+
+
+def _cmd_prompt(args) -> int:
+    from generator.campaign import render_prompt
+
+    for message in render_prompt(args.config, args.operator):
+        print(f"===== {message['role']} =====")
+        print(message["content"])
+    return 0
+
+
+COMMANDS["run"] = (_setup_run, _cmd_run, "run (or continue) a generation campaign from a TOML file")
+COMMANDS["resume"] = (_setup_resume, _cmd_resume, "continue an interrupted campaign from its run directory")
+COMMANDS["status"] = (_setup_status, _cmd_status, "print a run's leaderboard and the budget used")
+COMMANDS["stats"] = (_setup_stats, _cmd_stats, "print the search-space statistics of a task")
+COMMANDS["prompt"] = (_setup_prompt, _cmd_prompt, "print a rendered generation prompt of a campaign")
+
+
 # -- HPO and export (issue 7): hpo, export ---------------------------------------------------
 def _setup_hpo(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory")

@@ -126,7 +126,8 @@ class PromptBuilder:
             parts.append(self._render("parents", parents=list(parents)))
         if error:
             err = {"kind": error.get("kind", "error"), "message": error.get("message", ""),
-                   "line": error.get("line"), "traceback": _tail(error.get("traceback") or "", 25)}
+                   "line": error.get("line"), "lineno": error.get("lineno"), "task": error.get("task"),
+                   "traceback": _tail(error.get("traceback") or "", 25)}
             parts.append(self._render("error", error=err))
         if operator == "new" and existing:
             parts.append(self._render("existing", existing=list(existing)[: self.cfg.max_existing]))
