@@ -1,6 +1,6 @@
 "use strict";
 // Tunesmith report: draws the lineage graph and the tables from the JSON block #run-data.
-// Every string from the run goes on screen through textContent (never innerHTML): code,
+// Every string from the run goes on screen through textContent, never parsed as markup: code,
 // descriptions, prompts and replies were written by an LLM and are only ever text here.
 (function () {
   const data = JSON.parse(document.getElementById("run-data").textContent);

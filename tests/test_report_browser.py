@@ -1,0 +1,88 @@
+"""The report in a real browser: Debian's headless Chromium, driven by Selenium through chromedriver.
+
+Checks that the lineage graph renders, that a click shows a candidate's code and diff, that text
+an LLM wrote (`<script>`, `onerror=`) shows as text and never runs, and that the console stays clean.
+`.ci/run` installs chromium and chromium-driver; elsewhere the test skips when they are absent.
+"""
+
+import os
+import shutil
+
+import pytest
+from run_fixture import XSS, build_run
+
+from generator.report import build_report
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+def _need(condition: bool, reason: str) -> None:
+    if not condition:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; .ci/run installs it before the tests")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    _need(CHROMIUM is not None and CHROMEDRIVER is not None,
+          "chromium/chromedriver not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install -e '.[test]')")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # no sandbox as root; no background networking: the machine's closed network refuses it loudly
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--window-size=1400,1000", "--hide-scrollbars"):
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_report_in_headless_chromium(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    run = build_run(tmp_path)
+    html = build_report(run).html
+    browser.get(html.as_uri())
+    wait = WebDriverWait(browser, 10)
+
+    # the graph renders: one SVG node per candidate, the best path drawn
+    nodes = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#graph svg g.node"))
+    assert sorted(n.get_attribute("data-id") for n in nodes) == [f"c000{i}" for i in range(1, 8)]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#graph svg path.edge.best")) == 2
+
+    # the best candidate is shown first; its description is text, and nothing it holds has run
+    panel = browser.find_element(By.ID, "panel")
+    assert panel.find_element(By.TAG_NAME, "h2").text.startswith("c0005")
+    assert panel.find_element(By.CSS_SELECTOR, ".desc").text == XSS
+    assert browser.execute_script("return window.__pwned") is None
+    assert not browser.find_elements(By.CSS_SELECTOR, "#panel script, #panel img, #panel b")
+
+    # a click on a node shows its code and the diff to its parent
+    browser.find_element(By.CSS_SELECTOR, '#graph g.node[data-id="c0003"] circle').click()
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#panel h2").text.startswith("c0003"))
+    code = browser.find_element(By.CSS_SELECTOR, "#panel pre.code").text
+    assert "get_random_sample(20)" in code and code.startswith("class Search:")
+    added = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#panel pre.diff span.add")]
+    assert "+        for cfg in searchspace.get_random_sample(20):" in added
+    assert "selected" in browser.find_element(By.CSS_SELECTOR, 'g.node[data-id="c0003"]').get_attribute("class")
+
+    # the tables drew, a heatmap row selects its candidate, and the console stayed clean
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#heatmap tr.pick")) == 4
+    assert "improved on parent" in browser.find_element(By.ID, "operators").text
+    browser.find_element(By.CSS_SELECTOR, "#heatmap tr.pick").click()
+    assert browser.find_element(By.CSS_SELECTOR, "#panel h2").text.startswith("c0005")
+    browser.find_element(By.CSS_SELECTOR, '#graph g.node[data-id="c0007"] circle').click()
+    assert "Error: timeout" in browser.find_element(By.ID, "panel").text
+    problems = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert problems == []
+    assert browser.execute_script("return window.__pwned") is None
+    browser.save_screenshot(str(tmp_path / "report.png"))
+    assert (tmp_path / "report.png").stat().st_size > 10000
