@@ -3,12 +3,16 @@
 A Task is split in two on purpose. `SpaceSpec` is public (parameters, values, restrictions, the
 valid configurations) and may be handed to untrusted optimizer code. `AnswerKey` holds the measured
 objective values and times; it never leaves the process that scores.
+
+Times (see AnswerKey): a fresh evaluation costs compile + verification + kernel runtimes (the sum
+of the cache's `times`, the T4 "runtimes") on Tunesmith's simulated clock; the brute-force run's
+framework and strategy time are added only for the methodology's baseline and cutoffs, which
+autotuning_methodology computes from the full T4 times.
 """
 
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,11 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from generator.errors import TunesmithError
+from generator.restrictions import RestrictionError, valid_indices
 
 # Keys of a Kernel Tuner cache entry that carry the time it cost to evaluate a configuration (ms).
 TIME_KEYS = ("compile_time", "verification_time", "benchmark_time")
 # Keys that the brute-force run spent outside compiling, verifying and running the kernel (ms).
 OVERHEAD_KEYS = ("framework_time", "strategy_time")
+CACHE_KEYS = ("tune_params_keys", "tune_params", "cache")
 
 
 class TaskError(TunesmithError):
@@ -81,19 +87,43 @@ class Task:
     source: Path | None = None
 
 
+# ---------------------------------------------------------------------------- reading files
+
+
 def _read_json(path: Path) -> dict:
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rt") as fh:
-            return json.load(fh)
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise TaskError(f"{path}: file not found; check the path") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as exc:
-        raise TaskError(f"{path}: not a JSON file ({exc}); give a Kernel Tuner cache file (.json or .json.gz)") from None
+    except IsADirectoryError:
+        raise TaskError(f"{path}: is a directory; give a cache file or a benchmark-hub directory") from None
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        doc = _loads(raw)
+    except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
+        msg = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise TaskError(f"{path}: not a JSON file ({msg}); give a Kernel Tuner cache file (.json or .json.gz)") from None
+    if not isinstance(doc, dict):
+        raise TaskError(f"{path}: top level is a {type(doc).__name__}, not an object; give a Kernel Tuner cache file")
+    return doc
 
 
-def read_t1_restrictions(path: Path) -> tuple[str, ...]:
+def _loads(raw: bytes):
+    try:
+        import orjson  # several times faster on the hub's multi-megabyte caches
+
+        return orjson.loads(raw)
+    except ImportError:
+        pass
+    except ValueError:  # e.g. NaN literals, which Python's json writes and orjson refuses
+        pass
+    return json.loads(raw)
+
+
+def read_t1_restrictions(path) -> tuple[str, ...]:
     """The restriction expressions of a T1 input file (ConfigurationSpace.Conditions[].Expression)."""
+    path = Path(path)
     doc = _read_json(path)
     try:
         conditions = doc["ConfigurationSpace"].get("Conditions", [])
@@ -102,36 +132,15 @@ def read_t1_restrictions(path: Path) -> tuple[str, ...]:
         raise TaskError(f"{path}: no ConfigurationSpace.Conditions[].Expression; give a T1 kernel file") from None
 
 
-def _compile_restrictions(path: Path, restrictions, names) -> list:
-    compiled = []
-    for expr in restrictions:
-        try:
-            code = compile(expr, "<restriction>", "eval")
-        except SyntaxError as exc:
-            raise TaskError(f"{path}: restriction {expr!r} does not parse ({exc.msg}); fix its Python syntax") from None
-        unknown = set(code.co_names) - set(names) - {"min", "max", "abs", "int", "float", "round", "len"}
-        if unknown:
-            raise TaskError(f"{path}: restriction {expr!r} names unknown parameters {sorted(unknown)}; use names from tune_params")
-        compiled.append(code)
-    return compiled
+def valid_index_matrix(path, tune_params: dict[str, list], restrictions) -> np.ndarray:
+    """The configurations of the Cartesian product that pass every restriction (vectorised)."""
+    try:
+        return valid_indices(tune_params, restrictions)
+    except RestrictionError as exc:
+        raise TaskError(f"{path}: {exc}") from None
 
 
-def valid_index_matrix(path: Path, tune_params: dict[str, list], restrictions) -> np.ndarray:
-    """Enumerate the Cartesian product and keep the configurations that pass every restriction."""
-    names = list(tune_params)
-    compiled = _compile_restrictions(path, restrictions, names)
-    safe = {"__builtins__": {}, "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round}
-    rows = []
-    for idx in itertools.product(*[range(len(v)) for v in tune_params.values()]):
-        env = {n: tune_params[n][i] for n, i in zip(names, idx)}
-        if all(eval(code, safe, env) for code in compiled):
-            rows.append(idx)
-    return np.asarray(rows, dtype=np.int32).reshape(-1, len(names))
-
-
-def _entry_value(entry: dict, objective: str):
-    value = entry.get(objective, entry.get("__error__"))
-    return value
+# ---------------------------------------------------------------------------- one cache file
 
 
 def load_cache_task(path, restrictions=(), name: str | None = None, objective: Objective | None = None,
@@ -139,20 +148,16 @@ def load_cache_task(path, restrictions=(), name: str | None = None, objective: O
     """Load one Kernel Tuner cache file as a Task; restrictions decide which configurations are valid."""
     path = Path(path)
     doc = _read_json(path)
-    for key in ("tune_params_keys", "tune_params", "cache"):
-        if key not in doc:
-            raise TaskError(f"{path}: missing key {key!r}; give a Kernel Tuner cache file")
-    keys = list(doc["tune_params_keys"])
-    if keys != list(doc["tune_params"]):
-        raise TaskError(f"{path}: parameter order of tune_params {list(doc['tune_params'])} does not match "
-                        f"tune_params_keys {keys}; reorder tune_params to match")
-    tune_params = {k: list(doc["tune_params"][k]) for k in keys}
-    objective = objective or Objective(doc.get("objective", "time"), bool(doc.get("objective_higher_is_better", False)))
+    tune_params = _tune_params(path, doc)
+    objective = objective or Objective(str(doc.get("objective", "time")),
+                                       bool(doc.get("objective_higher_is_better", False)))
     cache = doc["cache"]
     if restrictions:
         valid = valid_index_matrix(path, tune_params, restrictions)
     else:
         valid = _cached_index_matrix(path, tune_params, cache)
+    if len(valid) == 0:
+        raise TaskError(f"{path}: no configuration passes the restrictions; check the restrictions")
     values, failed, seconds, baseline, kinds = _answer_arrays(path, tune_params, valid, cache, objective.name)
     meta = {k: doc.get(k) for k in ("device_name", "kernel_name", "problem_size")}
     meta.update(info or {})
@@ -161,15 +166,39 @@ def load_cache_task(path, restrictions=(), name: str | None = None, objective: O
                 AnswerKey(values, failed, seconds, kinds, baseline), objective, meta, path)
 
 
+def _tune_params(path: Path, doc: dict) -> dict[str, list]:
+    if "results" in doc and "cache" not in doc:
+        raise TaskError(f"{path}: a T4 results file, not a Kernel Tuner cache; give the cache file "
+                        "(for the hub: cachefiles/<app>/<GPU>.json.gz, without _T4)")
+    for key in CACHE_KEYS:
+        if key not in doc:
+            raise TaskError(f"{path}: missing key {key!r}; give a Kernel Tuner cache file "
+                            "(tune_params_keys, tune_params, cache)")
+    if not isinstance(doc["cache"], dict) or not doc["cache"]:
+        raise TaskError(f"{path}: 'cache' holds no configurations; brute-force the space first")
+    tp = doc["tune_params"]
+    if not isinstance(tp, dict) or not all(isinstance(v, list) and v for v in tp.values()):
+        raise TaskError(f"{path}: 'tune_params' must map each parameter to a non-empty list of values; fix the file")
+    keys = list(doc["tune_params_keys"])
+    if keys != list(tp):
+        raise TaskError(f"{path}: parameter order of tune_params {list(tp)} does not match "
+                        f"tune_params_keys {keys}; reorder tune_params to match")
+    return {k: list(tp[k]) for k in keys}
+
+
 def _cached_index_matrix(path: Path, tune_params: dict, cache: dict) -> np.ndarray:
+    """Without restrictions, the valid configurations are those in the cache (minus InvalidConfig ones)."""
     lookup = [{str(v): i for i, v in enumerate(vals)} for vals in tune_params.values()]
     rows = []
-    for key in cache:
+    for key, entry in cache.items():
+        if isinstance(entry, dict) and "InvalidConfig" in (str(entry.get("__error__")), str(entry.get("time"))):
+            continue
         parts = key.split(",")
         try:
             rows.append(tuple(lk[p] for lk, p in zip(lookup, parts, strict=True)))
         except (KeyError, ValueError):
-            raise TaskError(f"{path}: cache key {key!r} does not match tune_params; regenerate the cache") from None
+            raise TaskError(f"{path}: cache key {key!r} does not match tune_params; "
+                            "regenerate the cache or fix tune_params") from None
     return np.asarray(sorted(rows), dtype=np.int32).reshape(-1, len(tune_params))
 
 
@@ -180,23 +209,36 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
     seconds = np.zeros(n)
     overhead = np.zeros(n)
     kinds: dict[int, str] = {}
-    value_lists = list(tune_params.values())
-    for row, idx in enumerate(valid):
-        key = ",".join(str(vals[i]) for vals, i in zip(value_lists, idx))
+    value_lists = [[str(v) for v in vals] for vals in tune_params.values()]
+    missing = []
+    has_objective = False
+    for row, idx in enumerate(valid.tolist()):
+        key = ",".join([vals[i] for vals, i in zip(value_lists, idx)])
         entry = cache.get(key)
-        if entry is None:
-            raise TaskError(f"{path}: valid configuration {key} is missing from the cache; "
-                            "brute-force the whole space or fix the restrictions")
+        if not isinstance(entry, dict):
+            missing.append(key)
+            continue
         if not any(k in entry for k in TIME_KEYS):
-            raise TaskError(f"{path}: entry {key} has no timing keys {TIME_KEYS}; give a cache written by Kernel Tuner")
+            raise TaskError(f"{path}: entry {key} has no timing keys {TIME_KEYS}; "
+                            "give a cache written by Kernel Tuner (it records them)")
         seconds[row] = _eval_ms(entry) / 1000.0
-        overhead[row] = sum(_num(entry.get(k)) for k in OVERHEAD_KEYS) / 1000.0
-        value = _entry_value(entry, objective_name)
+        overhead[row] = (_num(entry.get("framework_time")) + _num(entry.get("strategy_time"))) / 1000.0
+        value = entry.get(objective_name, entry.get("__error__"))
+        has_objective |= objective_name in entry
         if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
             values[row] = float(value)
         else:
             failed[row] = True
             kinds[row] = str(value if value is not None else "MissingObjective")
+    if missing:
+        raise TaskError(f"{path}: {len(missing)} valid configurations are missing from the cache "
+                        f"(first: {missing[0]}); brute-force the whole space or fix the restrictions")
+    if not has_objective:
+        raise TaskError(f"{path}: no entry has the objective {objective_name!r}; "
+                        "set the objective to a key the cache entries hold")
+    if np.count_nonzero(~failed) < 2:
+        raise TaskError(f"{path}: fewer than two configurations have a valid {objective_name!r}; "
+                        "a task needs measured configurations to score against")
     return values, failed, seconds, seconds + overhead, kinds
 
 
@@ -212,12 +254,18 @@ def _eval_ms(entry: dict) -> float:
     """
     runtimes = entry.get("times")
     if isinstance(runtimes, list):
-        run_ms = sum(_num(t) for t in runtimes)
+        try:
+            run_ms = float(sum(runtimes))  # plain sum, in order: the package sums the same way
+        except TypeError:
+            run_ms = sum(_num(t) for t in runtimes)
     elif "__error__" in entry or isinstance(entry.get("time"), str):
         run_ms = 0.0
     else:
         run_ms = _num(entry.get("benchmark_time"))
     return _num(entry.get("compile_time")) + _num(entry.get("verification_time")) + run_ms
+
+
+# ---------------------------------------------------------------------------- task sets
 
 
 def load_hub_dir(root) -> list[Task]:
@@ -228,25 +276,101 @@ def load_hub_dir(root) -> list[Task]:
         raise TaskError(f"{root}: no kernels/ folder; give a benchmark-hub directory (kernels/, cachefiles/)")
     tasks = []
     for t1 in sorted(kernels.glob("*.json")):
-        app = t1.stem
-        restrictions = read_t1_restrictions(t1)
-        application = json.loads(t1.read_text()).get("KernelSpecification", {})
-        for cache in sorted((root / "cachefiles" / app).glob("*.json*")):
-            gpu = cache.name.split(".")[0]
-            if gpu.endswith("_T4"):  # the same measurements in T4 format; the plain cache suffices
-                continue
-            tasks.append(load_cache_task(cache, restrictions, name=f"{app}/{gpu}",
-                                         info={"application": application, "app": app, "gpu": gpu}))
+        for cache in _hub_caches(root, t1.stem):
+            tasks.append(_load_hub_cache(root, t1.stem, cache))
     if not tasks:
-        raise TaskError(f"{root}: no cache files under cachefiles/<app>/; check the directory")
+        raise TaskError(f"{root}: no cache files under cachefiles/<app>/ for the apps in kernels/; check the directory")
     return tasks
 
 
-def load_tasks(path) -> list[Task]:
-    """Load a task set: a benchmark-hub directory or a single cache file."""
-    path = Path(path)
+def _hub_caches(root: Path, app: str) -> list[Path]:
+    # <GPU>_T4 files hold the same measurements in T4 format; the plain cache suffices
+    return [p for p in sorted((root / "cachefiles" / app).glob("*.json*")) if not p.name.split(".")[0].endswith("_T4")]
+
+
+def _load_hub_cache(root: Path, app: str, cache: Path) -> Task:
+    t1 = root / "kernels" / f"{app}.json"
+    restrictions = read_t1_restrictions(t1)
+    application = _read_json(t1).get("KernelSpecification", {})
+    gpu = cache.name.split(".")[0]
+    return load_cache_task(cache, restrictions, name=f"{app}/{gpu}",
+                           info={"application": application, "app": app, "gpu": gpu})
+
+
+def _hub_root_of(cache: Path) -> Path | None:
+    """The hub root if `cache` sits at <root>/cachefiles/<app>/<GPU>.json[.gz] with <root>/kernels/<app>.json."""
+    parts = cache.resolve().parts
+    if len(parts) >= 3 and parts[-3] == "cachefiles":
+        root = cache.resolve().parents[2]
+        if (root / "kernels" / f"{parts[-2]}.json").is_file():
+            return root
+    return None
+
+
+def load_tasks(paths) -> list[Task]:
+    """Load a task set from one path or a list: hub directories, cache files, problem specs (problem.toml).
+
+    A directory is a benchmark hub (kernels/ + cachefiles/), a problem folder (problem.toml), a
+    folder of problem folders, or a folder of cache files. A cache file inside a hub layout gets its
+    app's restrictions and the name `<app>/<GPU>`.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    tasks: list[Task] = []
+    for p in paths:
+        tasks.extend(_load_one(Path(p)))
+    return _unique(tasks)
+
+
+def _load_one(path: Path) -> list[Task]:
     if path.is_dir():
-        return load_hub_dir(path)
+        if (path / "kernels").is_dir():
+            return load_hub_dir(path)
+        if (path / "problem.toml").is_file():
+            return _load_problem(path / "problem.toml")
+        specs = sorted(path.glob("*/problem.toml"))
+        if specs:  # a folder of problems: those with measured caches (a problem may not have any yet)
+            loaded, errors = [], []
+            for spec in specs:
+                try:
+                    loaded += _load_problem(spec)
+                except TunesmithError as exc:
+                    errors.append(exc)
+            if not loaded:
+                raise errors[0]
+            return loaded
+        caches = [p for p in sorted(path.glob("*.json*"))
+                  if p.name.endswith((".json", ".json.gz")) and not p.name.split(".")[0].endswith("_T4")]
+        if caches:
+            return [t for c in caches for t in _load_one(c)]
+        raise TaskError(f"{path}: neither a benchmark hub (kernels/, cachefiles/), a problem folder "
+                        "(problem.toml) nor a folder of cache files; give one of those")
     if not path.exists():
-        raise TaskError(f"{path}: no such file or directory; give a cache file or a benchmark-hub directory")
+        raise TaskError(f"{path}: no such file or directory; give a cache file, a problem.toml or a benchmark-hub directory")
+    if path.suffix == ".toml":
+        return _load_problem(path)
+    root = _hub_root_of(path)
+    if root is not None:
+        return [_load_hub_cache(root, path.parent.name, path)]
     return [load_cache_task(path)]
+
+
+def _load_problem(spec: Path) -> list[Task]:
+    from generator.problems import load_problem_tasks  # the problems room; imported only when needed
+
+    return load_problem_tasks(spec)
+
+
+def _unique(tasks: list[Task]) -> list[Task]:
+    """Drop a task loaded twice from the same file; refuse two different tasks with one name."""
+    seen: dict[str, Task] = {}
+    out = []
+    for t in tasks:
+        other = seen.get(t.name)
+        if other is None:
+            seen[t.name] = t
+            out.append(t)
+        elif other.source is None or t.source is None or Path(other.source).resolve() != Path(t.source).resolve():
+            raise TaskError(f"{t.source}: task name {t.name!r} is also used by {other.source}; "
+                            "give each task file a distinct name (or load it from its hub directory)")
+    return out
