@@ -149,8 +149,7 @@ def load_cache_task(path, restrictions=(), name: str | None = None, objective: O
     path = Path(path)
     doc = _read_json(path)
     tune_params = _tune_params(path, doc)
-    objective = objective or Objective(str(doc.get("objective", "time")),
-                                       bool(doc.get("objective_higher_is_better", False)))
+    objective = objective or Objective(*_header_objective(doc))
     cache = doc["cache"]
     if restrictions:
         valid = valid_index_matrix(path, tune_params, restrictions)
@@ -200,6 +199,14 @@ def _cached_index_matrix(path: Path, tune_params: dict, cache: dict) -> np.ndarr
             raise TaskError(f"{path}: cache key {key!r} does not match tune_params; "
                             "regenerate the cache or fix tune_params") from None
     return np.asarray(sorted(rows), dtype=np.int32).reshape(-1, len(tune_params))
+
+
+def _header_objective(doc: dict) -> tuple[str, bool]:
+    """Objective name and direction of a cache header; Kernel Tuner 1.5.0 writes them as one-item lists."""
+    name, higher = doc.get("objective", "time"), doc.get("objective_higher_is_better", False)
+    name = name[0] if isinstance(name, list) and name else name
+    higher = higher[0] if isinstance(higher, list) and higher else higher
+    return str(name), bool(higher)
 
 
 def _answer_arrays(path, tune_params, valid, cache, objective_name):
