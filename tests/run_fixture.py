@@ -78,3 +78,16 @@ def build_run(root: Path, torn_tail: bool = True) -> Path:
         with open(run / "candidates.jsonl", "a") as fh:
             fh.write('{"id": "c0008", "generation": 3, "oper')
     return run
+
+
+def write_hpo(run: Path) -> Path:
+    """An Optuna result for the best candidate, written by the HPO room's own writer."""
+    from generator.hpo import HpoResult, SplitScores, write_result
+
+    return write_result(run, HpoResult(
+        candidate_id="c0005", class_name="Search", study_name="c0005", storage="sqlite:///hpo.db",
+        hyperparameters={"restarts": {"type": "int", "low": 1, "high": 8, "default": 2}},
+        defaults={"restarts": 2}, best_params={"restarts": 4}, best_value=0.61,
+        trials={"complete": 8, "pruned": 0, "failed": 0, "requested": 8},
+        train=SplitScores(TASKS, 0.52, 0.61, {TASKS[0]: 0.5}, {TASKS[0]: 0.6}),
+        test=SplitScores(["gemm_milo/A4000"], 0.40, 0.47), repeats=3, seed=1, report_seed=2, wall_s=12.0))

@@ -7,7 +7,7 @@ import re
 from html import unescape
 
 import pytest
-from run_fixture import XSS, build_run
+from run_fixture import XSS, build_run, write_hpo
 
 from generator.archive import Archive
 from generator.cli import main
@@ -26,8 +26,7 @@ def _data(html: str) -> dict:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     run = build_run(tmp_path_factory.mktemp("report"))
-    (run / "hpo").mkdir()
-    (run / "hpo" / "c0005.json").write_text(json.dumps({"best_params": {"restarts": 4}, "best_score": 0.61}))
+    write_hpo(run)
     result = build_report(run)
     return run, result, result.html.read_text()
 

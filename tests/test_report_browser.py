@@ -9,7 +9,7 @@ import os
 import shutil
 
 import pytest
-from run_fixture import XSS, build_run
+from run_fixture import XSS, build_run, write_hpo
 
 from generator.report import build_report
 
@@ -49,6 +49,7 @@ def test_report_in_headless_chromium(browser, tmp_path):
     from selenium.webdriver.support.ui import WebDriverWait
 
     run = build_run(tmp_path)
+    write_hpo(run)
     html = build_report(run).html
     browser.get(html.as_uri())
     wait = WebDriverWait(browser, 10)
@@ -77,6 +78,8 @@ def test_report_in_headless_chromium(browser, tmp_path):
     # the tables drew, a heatmap row selects its candidate, and the console stayed clean
     assert len(browser.find_elements(By.CSS_SELECTOR, "#heatmap tr.pick")) == 4
     assert "improved on parent" in browser.find_element(By.ID, "operators").text
+    hpo = browser.find_element(By.ID, "hpo").text
+    assert "0.520 → 0.610" in hpo and "0.400 → 0.470" in hpo and "restarts=4" in hpo
     browser.find_element(By.CSS_SELECTOR, "#heatmap tr.pick").click()
     assert browser.find_element(By.CSS_SELECTOR, "#panel h2").text.startswith("c0005")
     browser.find_element(By.CSS_SELECTOR, '#graph g.node[data-id="c0007"] circle').click()

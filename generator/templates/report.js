@@ -254,9 +254,15 @@
     if (!ids.length) return;
     const box = document.getElementById("hpo");
     box.replaceChildren();
+    const split = (s) => (s && typeof s === "object" ? fmt(s.before) + " → " + fmt(s.after) : "–");
+    const tuned = (r) => Object.entries(r.best_params || {}).filter(([k, v]) => !r.defaults || r.defaults[k] !== v)
+      .map(([k, v]) => k + "=" + v).join(", ") || "defaults kept";
+    box.appendChild(table(["candidate", "trials", "train P (default → tuned)", "test P (default → tuned)", "tuned values"],
+      ids.map((id) => { const r = data.hpo[id]; return [id, (r.trials && r.trials.complete) ?? "–", split(r.train), split(r.test), tuned(r)]; }),
+      [false, true, true, true, false]));
     for (const id of ids) {
       const r = data.hpo[id];
-      box.appendChild(el("h3", "", id));
+      box.appendChild(el("h3", "", "Details: " + id));
       const rows = Object.entries(r).filter(([, v]) => v === null || typeof v !== "object").map(([k, v]) => [k, String(v)]);
       if (rows.length) box.appendChild(table(["key", "value"], rows));
       for (const [k, v] of Object.entries(r)) {
