@@ -1,0 +1,267 @@
+"""Operating-system walls around one sandboxed run: namespaces, hidden paths, limits, lower privileges.
+
+Everything here is called by trusted sandbox code in the run process *before* the candidate's
+code is loaded. Each step is tried and recorded; a step the OS refuses is skipped, and the
+record (`Protections`) says so, because a user's machine may allow less than a root container.
+
+Linux only (Python 3.11 has no `os.unshare`, so libc is called through ctypes).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+from dataclasses import dataclass, field
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 1, 4, 38, 24
+NOGROUP = 65534
+# Directories anyone may write to: each gets a private, size-capped tmpfs so that nothing a
+# candidate writes there survives the run or is seen by another run.
+SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+
+_libc = None
+
+
+def libc():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+@dataclass
+class Protections:
+    """Which walls held for a run (True/False per wall, plus notes where one was partial)."""
+
+    held: dict[str, bool] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def mark(self, name: str, ok: bool, note: str = "") -> None:
+        self.held[name] = bool(ok)
+        if note:
+            self.notes.append(f"{name}: {note}")
+
+    def to_dict(self) -> dict:
+        return {"held": dict(self.held), "notes": list(self.notes)}
+
+
+def unshare_namespaces(prot: Protections) -> None:
+    """New mount, network and PID namespaces (and a user namespace when not root)."""
+    root = os.geteuid() == 0
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID
+    if not root:
+        flags |= CLONE_NEWUSER
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        _check(libc().unshare(flags), "unshare")
+    except OSError as exc:
+        # Some kernels refuse the PID or user namespace alone; try the network one by itself.
+        prot.mark("namespaces", False, str(exc))
+        try:
+            _check(libc().unshare(CLONE_NEWNET), "unshare(net)")
+            prot.mark("network_namespace", True)
+        except OSError:
+            prot.mark("network_namespace", False)
+        return
+    if not root:
+        _map_user_ns(uid, gid)
+    prot.mark("namespaces", True)
+    prot.mark("network_namespace", True)
+
+
+def _map_user_ns(uid: int, gid: int) -> None:
+    """Map the caller to root inside its new user namespace (capabilities are dropped later)."""
+    def write(path, text):
+        with open(path, "w") as fh:
+            fh.write(text)
+    try:
+        write("/proc/self/setgroups", "deny")
+    except OSError:
+        pass
+    write("/proc/self/uid_map", f"0 {uid} 1")
+    write("/proc/self/gid_map", f"0 {gid} 1")
+
+
+def _mount(src, target, fstype, flags, data=None) -> None:
+    enc = (lambda s: None if s is None else s.encode())
+    _check(libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def _is_within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def _mask_one(path: str, prot: Protections) -> bool:
+    try:
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+        else:
+            _mount("/dev/null", path, None, MS_BIND)
+        return True
+    except OSError as exc:
+        prot.notes.append(f"could not hide {path}: {exc.strerror}")
+        return False
+
+
+def hide_paths(hidden, keep, prot: Protections) -> int:
+    """Cover each hidden path with an empty read-only tmpfs, except what the interpreter needs.
+
+    A hidden directory that contains a kept path (e.g. a virtual environment inside the project)
+    is not covered whole: its other entries are, recursively. Returns how many mounts were made.
+    """
+    keep = [os.path.realpath(k) for k in keep]
+    count = 0
+    for raw in hidden:
+        path = os.path.realpath(raw)
+        if not os.path.lexists(path) or any(_is_within(path, k) and path != k for k in keep):
+            continue  # inside a kept tree (e.g. a package's own dir) or gone: nothing to cover
+        count += _mask_tree(path, keep, prot)
+    return count
+
+
+def _mask_tree(path: str, keep: list[str], prot: Protections) -> int:
+    if path in keep:
+        return 0
+    if not any(_is_within(k, path) for k in keep):
+        return int(_mask_one(path, prot))
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError:
+        return 0
+    count = 0
+    for name in entries:
+        child = os.path.join(path, name)
+        if os.path.islink(child):
+            continue  # its target is covered where it is itself listed as hidden
+        count += _mask_tree(child, keep, prot)
+    return count
+
+
+def private_scratch(prot: Protections, size_mb: int) -> str | None:
+    """Private tmpfs over the world-writable directories; returns the new working directory."""
+    workdir = None
+    for d in SCRATCH_DIRS:
+        if not os.path.isdir(d) or os.path.islink(d):
+            continue
+        try:
+            _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
+            if d == "/tmp":
+                workdir = "/tmp/work"
+        except OSError as exc:
+            prot.notes.append(f"private {d}: {exc.strerror}")
+    prot.mark("private_tmp", workdir is not None)
+    return workdir
+
+
+def mount_private_root(prot: Protections) -> bool:
+    """Stop mounts made here from propagating back to the host (must come before any other mount)."""
+    try:
+        _mount("none", "/", None, MS_REC | MS_PRIVATE)
+        return True
+    except OSError as exc:
+        prot.mark("mount_namespace", False, str(exc))
+        return False
+
+
+def mount_proc(prot: Protections) -> None:
+    """A /proc that shows only this PID namespace (the evaluating process becomes invisible)."""
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        prot.mark("private_proc", True)
+    except OSError as exc:
+        prot.mark("private_proc", False, exc.strerror)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run process (seconds, MiB, processes/threads, MiB per file)."""
+
+    cpu_s: int = 60
+    memory_mb: int = 2048
+    nproc: int = 32
+    file_mb: int = 64
+    open_files: int = 256
+
+
+def set_rlimits(limits: Limits, prot: Protections, count_nproc_from: int = 0, mapped_bytes: int = 0) -> None:
+    """RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE/CORE; each one that fails is recorded, the rest still apply.
+
+    The address-space limit is `memory_mb` on top of what the process maps already; the process
+    limit counts from the threads the user already runs (they all count against RLIMIT_NPROC).
+    """
+    mib = 1024 * 1024
+    wanted = {
+        "rlimit_cpu": (resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)),
+        "rlimit_as": (resource.RLIMIT_AS, (mapped_bytes + limits.memory_mb * mib,) * 2),
+        "rlimit_nproc": (resource.RLIMIT_NPROC, (count_nproc_from + limits.nproc,) * 2),
+        "rlimit_fsize": (resource.RLIMIT_FSIZE, (limits.file_mb * mib,) * 2),
+        "rlimit_nofile": (resource.RLIMIT_NOFILE, (limits.open_files,) * 2),
+        "rlimit_core": (resource.RLIMIT_CORE, (0, 0)),
+    }
+    for name, (res, value) in wanted.items():
+        try:
+            soft, hard = resource.getrlimit(res)
+            if hard != resource.RLIM_INFINITY:
+                value = (min(value[0], hard), min(value[1], hard))
+            resource.setrlimit(res, value)
+            prot.held[name] = True
+        except (ValueError, OSError) as exc:
+            prot.mark(name, False, str(exc))
+
+
+def drop_privileges(uid: int | None, prot: Protections) -> None:
+    """Become `uid` (unprivileged, no groups) when given; in any case drop every capability."""
+    if uid is not None:
+        try:
+            os.setgroups([])
+            os.setresgid(NOGROUP, NOGROUP, NOGROUP)
+            os.setresuid(uid, uid, uid)
+            prot.mark("unprivileged_user", True)
+        except OSError as exc:
+            prot.mark("unprivileged_user", False, str(exc))
+    else:
+        prot.mark("unprivileged_user", False, "not root: runs as the invoking user")
+    _drop_capabilities(prot)
+    no_new = libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    prot.mark("no_new_privs", no_new)
+
+
+def _drop_capabilities(prot: Protections) -> None:
+    """Empty the capability sets (matters inside a user namespace, where we are 'root')."""
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    for cap in range(64):  # the bounding set, so that exec cannot regain any
+        libc().prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (Data * 2)()
+    ok = libc().capset(ctypes.byref(header), ctypes.byref(data)) == 0
+    prot.mark("capabilities_dropped", ok)
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies."""
+    libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def set_undumpable() -> None:
+    """Other processes of the same user may not ptrace this one or read its memory."""
+    libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
