@@ -200,6 +200,39 @@ COMMANDS["hpo"] = (_setup_hpo, _cmd_hpo, "tune the hyperparameters of a run's be
 COMMANDS["export"] = (_setup_export, _cmd_export, "write a candidate as a Kernel Tuner strategy module")
 
 
+# --- bench (engineer A: tasks, space, scoring, runner) ------------------------------------
+def _setup_bench(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tasks", action="append", required=True, metavar="DIR_OR_FILE",
+                   help="benchmark-hub directory, cache file, problem.toml or folder (repeatable)")
+    p.add_argument("--strategies", required=True,
+                   help="comma-separated: Kernel Tuner built-ins (genetic_algorithm, pso:popsize=10) "
+                        "and/or files (path/x.py, path/x.py:ClassName)")
+    p.add_argument("--repeats", type=int, default=50, help="runs per strategy and task (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="base seed; each repeat gets its own (default 0)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--max-fevals", type=int, default=None, help="also stop runs after N unique evaluations")
+    p.add_argument("--json", dest="json_out", default=None, metavar="OUT.json", help="write the results as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _cmd_bench(args) -> int:
+    from generator.bench import bench, table, write_json
+    from generator.runner import parse_strategy
+    from generator.tasks import load_tasks
+
+    specs = [parse_strategy(s) for s in args.strategies.split(",") if s.strip()]
+    tasks = load_tasks(args.tasks)
+    results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
+                    progress=not args.no_progress, max_fevals=args.max_fevals)
+    print(table(results))
+    if args.json_out:
+        write_json(args.json_out, results, repeats=args.repeats, seed=args.seed, tasks=[t.name for t in tasks])
+    return 0
+
+
+COMMANDS["bench"] = (_setup_bench, _cmd_bench, "score Kernel Tuner strategies and strategy files on tasks (P)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = _build_parser().parse_args(argv)

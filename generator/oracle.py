@@ -51,19 +51,29 @@ class Oracle:
     # --- Kernel Tuner's CostFunc surface -------------------------------------------------
     def __call__(self, config, check_restrictions: bool = True) -> float:
         """Cost of `config` (lower is better); raises StopCriterionReached when the budget is spent."""
+        return self.call_row(self.space.row_of(tuple(config)))
+
+    def call_row(self, row: int | None) -> float:
+        """`__call__` for a configuration given by its row (None = not in the space); the sandbox
+        sends rows, so the evaluating process skips the config -> row lookup."""
         self._raise_if_done()
         self.calls += 1
-        row = self.space.row_of(tuple(config))
         if row is None:
             self.invalid_calls += 1
             return sys.float_info.max
-        if row not in self._seen:
-            self._seen.add(row)
-            self._rows.append(row)
-            self.spent_seconds += float(self._seconds[row])
-            self.budget_spent_fraction = self._fraction()
+        if self.record(row):
             self._raise_if_done()
         return float(self._cost[row])
+
+    def record(self, row: int) -> bool:
+        """Charge the first evaluation of valid `row` (True); a revisit is free (False). Never raises."""
+        if row in self._seen:
+            return False
+        self._seen.add(row)
+        self._rows.append(row)
+        self.spent_seconds += float(self._seconds[row])
+        self.budget_spent_fraction = self._fraction()
+        return True
 
     def eval(self, config, check_restrictions: bool = True) -> float:
         return self(config, check_restrictions)

@@ -43,6 +43,7 @@ class SearchSpace:
         flat = self.valid.astype(np.int64) @ self._radix if self.valid.size else np.zeros(0, np.int64)
         self._row_of_flat = dict(zip(flat.tolist(), range(len(flat))))
         self._configs: list[tuple] | None = None
+        self._row_by_config = {cfg: row for row, cfg in enumerate(self.configs)}
         self._neighbor_cache: dict[str, dict[int, np.ndarray]] = {m: {} for m in NEIGHBOR_METHODS}
         self._neighbor_configs: dict[tuple[str, int], list[tuple]] = {}
         self._bits: _Bitsets | None = None  # built on the first neighbour query
@@ -75,6 +76,12 @@ class SearchSpace:
 
     def row_of(self, config) -> int | None:
         """Row of a valid configuration in the index matrix, or None if it is not valid."""
+        try:  # the common case: one hash of the value tuple (numpy scalars hash like Python numbers)
+            row = self._row_by_config.get(config if type(config) is tuple else tuple(config))
+            if row is not None:
+                return row
+        except TypeError:
+            pass
         idx = self.indices_of(config)
         if idx is None:
             return None
