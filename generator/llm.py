@@ -134,23 +134,37 @@ def _cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> fl
 
 
 class ReplayBackend:
-    """Serves the recorded exchanges of RUN_DIR in order, as if the LLM answered them again."""
+    """Serves the recorded exchanges of RUN_DIR again, as if the LLM answered them a second time.
+
+    A call for a candidate gets the last exchange recorded for that candidate id (so a run that was
+    interrupted and resumed replays exactly); calls without a recorded ref get the rest in order.
+    """
 
     def __init__(self, run_dir: str):
         from generator.archive import Archive
 
         self.run_dir = run_dir
         try:
-            self.recorded = Archive.open(run_dir).exchanges()
+            recorded = Archive.open(run_dir).exchanges()
         except TunesmithError as exc:
             raise TunesmithError(f"llm.model = 'replay/{run_dir}': {exc}") from None
+        self.by_ref = {ex.ref: ex for ex in recorded if ex.ref}
+        self.in_order = recorded
+        self.used: set[str] = set()
         self.next = 0
 
-    def __call__(self, messages: list[dict]) -> Exchange:
-        if self.next >= len(self.recorded):
-            raise StopCampaign(f"replay/{self.run_dir}: all {len(self.recorded)} recorded exchanges were served; "
+    def __call__(self, messages: list[dict], ref: str | None = None) -> Exchange:
+        if ref in self.by_ref:
+            ex = self.by_ref[ref]
+            self.used.add(ex.id)
+            return ex
+        while self.next < len(self.in_order) and self.in_order[self.next].id in self.used:
+            self.next += 1
+        if self.next >= len(self.in_order):
+            raise StopCampaign(f"replay/{self.run_dir}: all {len(self.in_order)} recorded exchanges were served; "
                                "the replayed run ends here")
-        ex = self.recorded[self.next]
+        ex = self.in_order[self.next]
+        self.used.add(ex.id)
         self.next += 1
         return ex
 
@@ -202,7 +216,7 @@ class LLMClient:
         return xid
 
     def _replayed(self, messages, purpose, ref, phash) -> Exchange:
-        old = self._replay(messages)
+        old = self._replay(messages, ref)
         return Exchange(id=self._new_id(), purpose=purpose, model=self.settings.model, messages=messages,
                         reply=old.reply, ref=ref, prompt_tokens=old.prompt_tokens,
                         completion_tokens=old.completion_tokens, cost_usd=0.0, attempts=1, error=old.error,

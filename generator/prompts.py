@@ -179,7 +179,7 @@ def _description(text: str, code: str | None) -> str:
     """The one-line description: the first prose line before the code, or the code's first comment."""
     head = text.split("```", 1)[0] if "```" in text else ""
     for line in head.splitlines():
-        line = line.strip().lstrip("#").strip().strip("*").strip()
+        line = re.sub(r"\*\*|`", "", line.strip().lstrip("#")).strip().strip("*").strip()
         if line:
             return line[:300]
     for line in (code or "").splitlines():

@@ -90,8 +90,8 @@ def _spread(task: Task, v: np.ndarray) -> tuple[float, float]:
     if best == 0:
         return float("nan"), float("nan")
     if task.objective.higher_is_better:
-        return best / med if med else float("inf"), best / worst if worst else float("inf")
-    return med / best, worst / best
+        return float(best / med) if med else float("inf"), float(best / worst) if worst else float("inf")
+    return float(med / best), float(worst / best)
 
 
 def _fdc(valid: np.ndarray, v: np.ndarray, cards: list[int]) -> float:
@@ -132,7 +132,7 @@ def _sampled_local_optima_share(valid: np.ndarray, v: np.ndarray, ok: np.ndarray
     for r in rows:
         near = np.abs(valid - valid[r]).max(axis=1) <= 1
         better = np.where(near & ok, v, np.inf).min()
-        hits += v[r] <= better
+        hits += bool(v[r] <= better)
     return hits / rows.size
 
 

@@ -1,0 +1,106 @@
+"""Prompts follow the heading contract; reply extraction survives prose, several blocks and missing fences."""
+
+import re
+
+import numpy as np
+import pytest
+
+from generator.config import PromptsConfig
+from generator.prompts import ParentView, PromptBuilder, extract_reply, normalise_code
+from generator.tasks import AnswerKey, Objective, SpaceSpec, Task
+
+CLASS = '''class Walk:
+    hyperparameters = {}
+
+    def __init__(self, budget=5000):
+        self.budget = budget
+
+    def __call__(self, func, searchspace):
+        for c in searchspace.get_random_sample(5):
+            func(c)'''
+
+
+@pytest.fixture(scope="module")
+def tiny_task():
+    """A 3x3 space, one restriction removing a corner, one failed configuration."""
+    params = {"x": [1, 2, 4], "y": [1, 2, 4]}
+    valid = np.array([(i, j) for i in range(3) for j in range(3) if (i, j) != (2, 2)], dtype=np.int32)
+    values = np.array([9.0, 8, 7, 6, 5, 4, 3, np.nan])
+    key = AnswerKey(values, np.isnan(values), np.full(8, 0.5))
+    return Task("tiny/GPU", SpaceSpec(params, ("x*y<16",), valid), key, Objective(),
+                {"kernel_name": "tiny_kernel", "device_name": "GPU", "application": {"Language": "CUDA"}})
+
+
+def test_headings_follow_the_contract(tiny_task):
+    b = PromptBuilder([tiny_task], PromptsConfig(), statistics={"tiny/GPU": {"size": "8", "budget_fevals": "12"}})
+    parent = ParentView("c0003", 0.25, CLASS, "Walk: random", {"tiny/GPU": 0.25})
+    system, user = b.messages("refine", parents=[parent])
+    assert system["role"] == "system" and user["role"] == "user"
+    text = user["content"]
+    heads = re.findall(r"^## .*$", text, re.M)
+    assert heads == ["## Task", "## Search-space statistics", "## Interface",
+                     "## Parent 1 (id: c0003, score: 0.2500)", "## Instruction (operator: refine)"]
+    assert "- size: 8" in text and "- budget_fevals: 12" in text
+    assert "`x*y<16`" in text and "x: [1, 2, 4]" in text and "Language: CUDA" in text
+    parent_part = text.split("## Parent 1", 1)[1].split("## Instruction", 1)[0]
+    assert parent_part.count("```python") == 1 and "- tiny/GPU: 0.2500" in parent_part
+
+
+def test_fix_and_new_parts(tiny_task):
+    b = PromptBuilder([tiny_task], PromptsConfig(include_statistics=False, include_application_info=False),
+                      statistics={"tiny/GPU": {}})
+    failed = ParentView("c0002", None, CLASS, "broken", {})
+    text = b.messages("fix", parents=[failed], error={"kind": "exception", "message": "ZeroDivisionError: x",
+                                                      "line": "a = 1 / 0", "lineno": 7, "traceback": "Traceback..."})[1]["content"]
+    assert "## Parent 1 (id: c0002, score: failed)" in text
+    assert "## Error feedback\n- kind: exception\n- message: ZeroDivisionError: x\n- line: 7: a = 1 / 0" in text
+    assert "## Search-space statistics" not in text and "Language: CUDA" not in text
+    text = b.messages("new", existing=[ParentView("c0001", 0.5, "", "GA with restarts")])[1]["content"]
+    assert "## Existing algorithms\n- c0001 (score 0.5000): GA with restarts" in text
+    assert text.rstrip().splitlines()[-2] == "## Instruction (operator: new)"
+
+
+def test_statistics_computed_from_the_task(tiny_task, monkeypatch):
+    import generator.stats as stats
+
+    monkeypatch.setattr(stats, "_budget", lambda task: (10.0, 20))
+    text = PromptBuilder([tiny_task], PromptsConfig()).messages("new")[1]["content"]
+    assert "- size: 8" in text and "- cartesian_size: 9" in text and "- failed_fraction: 0.125" in text
+
+
+def test_template_dir_overrides_one_part(tiny_task, tmp_path):
+    (tmp_path / "op_new.j2").write_text("## Instruction (operator: new)\nBe bold.")
+    b = PromptBuilder([tiny_task], PromptsConfig(template_dir=str(tmp_path)), statistics={"tiny/GPU": {}})
+    assert b.messages("new")[1]["content"].rstrip().endswith("Be bold.")
+
+
+@pytest.mark.parametrize("reply, description", [
+    (f"# Walk: random walk\n```python\n{CLASS}\n```\n", "Walk: random walk"),
+    (f"Here is my algorithm.\n\n```python\nimport numpy as np\n```\nAnd the class:\n```python\n{CLASS}\n```\nHope it helps!", "Here is my algorithm."),
+    (f"**Walk**: a walk\n```\n{CLASS}\n```", "Walk: a walk"),
+    (f"{CLASS}\n\nThis algorithm samples randomly.", "Walk"),
+    (f"# Walk: truncated fence\n```python\n{CLASS}\n", "Walk: truncated fence"),
+    (f"```python\n# Walk: from the code comment\n{CLASS}\n```", "Walk: from the code comment"),
+])
+def test_extraction_is_robust(reply, description):
+    r = extract_reply(reply)
+    assert r.code is not None and "class Walk" in r.code and "def __call__" in r.code
+    compile(r.code, "<reply>", "exec")
+    assert r.description == description
+
+
+@pytest.mark.parametrize("reply", ["", None, "I cannot do that.", "```text\nno python here\n```"])
+def test_no_code_is_none(reply):
+    assert extract_reply(reply).code is None
+
+
+def test_truncated_code_is_kept_for_the_fix_operator():
+    r = extract_reply(f"# W\n```python\n{CLASS[:120]}")
+    assert r.code is not None and r.code.startswith("class Walk")
+
+
+def test_normalised_code_ignores_comments_docstrings_and_layout():
+    a = CLASS
+    b = CLASS.replace("class Walk:", 'class Walk:\n    """A walk."""\n    # comment').replace("(5)", "( 5 )")
+    assert normalise_code(a) == normalise_code(b)
+    assert normalise_code(a) != normalise_code(CLASS.replace("(5)", "(6)"))
