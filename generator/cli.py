@@ -200,6 +200,35 @@ COMMANDS["hpo"] = (_setup_hpo, _cmd_hpo, "tune the hyperparameters of a run's be
 COMMANDS["export"] = (_setup_export, _cmd_export, "write a candidate as a Kernel Tuner strategy module")
 
 
+# --- evaluate (issue 3: sandbox) ------------------------------------------------------------
+def _setup_evaluate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="Python file with one optimizer class (the candidate interface)")
+    p.add_argument("--tasks", action="append", required=True,
+                   help="benchmark-hub directory or cache file (repeatable)")
+    p.add_argument("--task", action="append", dest="only", help="keep tasks whose name contains this (repeatable)")
+    p.add_argument("--repeats", type=int, default=10, help="runs per task (default 10)")
+    p.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds per run (default 30)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the runs (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="sandbox processes at a time (default 1)")
+    p.add_argument("--hp", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a declared hyperparameter (repeatable; VALUE is parsed as JSON when it can be)")
+    p.add_argument("--json", dest="json_out", help="also write the result as JSON (the shape of `bench`)")
+
+
+def _cmd_evaluate(args) -> int:
+    from generator.evaluate import evaluate_file, format_fitness, write_json
+
+    name, fitness = evaluate_file(args.file, args.tasks, args.only, repeats=args.repeats, seed=args.seed,
+                                  timeout_s=args.timeout, workers=args.workers, hp_args=args.hp)
+    print(format_fitness(name, fitness))
+    if args.json_out:
+        write_json(args.json_out, name, fitness)
+    return 0 if fitness.error is None else 1
+
+
+COMMANDS["evaluate"] = (_setup_evaluate, _cmd_evaluate, "score one optimizer file in the sandbox (P per task)")
+
+
 # --- bench (engineer A: tasks, space, scoring, runner) ------------------------------------
 def _setup_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", action="append", required=True, metavar="DIR_OR_FILE",
