@@ -74,6 +74,7 @@
       t.textContent = "gen " + gen;
       s.appendChild(t);
     }
+    const edges = [];
     for (const n of data.nodes) {
       const [x2, y2] = g.pos[n.id];
       for (const p of n.parents) {
@@ -81,10 +82,12 @@
         const [x1, y1] = g.pos[p];
         const best = onPath.has(p) && onPath.has(n.id);
         const my = (y1 + y2) / 2;
-        s.appendChild(svg("path", { d: `M${x1},${y1 + 9} C${x1},${my} ${x2},${my} ${x2},${y2 - 9}`,
+        edges.push(svg("path", { d: `M${x1},${y1 + 9} C${x1},${my} ${x2},${my} ${x2},${y2 - 9}`,
           class: best ? "edge best" : "edge" }));
       }
     }
+    // the best path last, so that no other edge crosses over it
+    edges.sort((a, b) => a.classList.contains("best") - b.classList.contains("best")).forEach((e) => s.appendChild(e));
     for (const n of data.nodes) {
       const [x, y] = g.pos[n.id];
       let cls = "node";
