@@ -2,13 +2,12 @@
 
 The runs of one evaluation are cut into at most `workers` contiguous chunks, one sandbox host
 process each (the host imports numpy once and forks a fresh process per run). The seed of a
-run depends only on (seed, task name, repeat), so the result does not depend on `workers`.
+run depends only on (seed, repeat), so the result does not depend on `workers`.
 """
 
 from __future__ import annotations
 
 import time
-import zlib
 from concurrent.futures import FIRST_EXCEPTION, wait
 
 import numpy as np
@@ -22,10 +21,13 @@ from generator.tasks import Task
 __all__ = ["evaluate_source", "check_source", "Fitness", "TaskFitness", "CandidateError", "run_seed"]
 
 
-def run_seed(seed: int, task_name: str, repeat: int) -> int:
-    """The seed of one run: random, numpy's global RNG and the search space are seeded with it."""
-    ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(task_name.encode()), int(repeat)])
-    return int(ss.generate_state(1)[0])
+def run_seed(seed: int, repeat: int) -> int:
+    """The seed of one repeat (random, numpy's global RNG and the search space are seeded with it).
+
+    The same formula as `generator.bench.run_seed`, so that `evaluate` and `bench` run a strategy
+    with identical seeds and get identical traces.
+    """
+    return int(np.random.SeedSequence([int(seed), int(repeat)]).generate_state(1)[0])
 
 
 def init_kwargs(iface: OptimizerInterface, hyperparameters: dict | None, max_fevals: int | None) -> dict:
@@ -62,8 +64,8 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
         return Fitness(None, {}, time.monotonic() - start, found, {"seed": seed, "repeats": repeats})
     budgets = [budget_for(t) for t in tasks]
     config = config or SandboxConfig(timeout_s=float(timeout_s))
-    runs = [(ti, r, run_seed(seed, t.name, r)) for ti, t in enumerate(tasks) for r in range(repeats)]
-    chunks = plan_jobs(runs, workers)
+    runs = [(ti, r, run_seed(seed, r)) for ti in range(len(tasks)) for r in range(repeats)]
+    chunks = plan_jobs(runs, max(workers, getattr(executor, "slots", 0)))  # a cluster: one chunk per slot
     jobs = []
     for chunk in chunks:
         kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
@@ -95,10 +97,19 @@ def _run_jobs(jobs: list[Job], workers: int, executor) -> list[JobOutcome | None
                     f.cancel()
                 wait(pending)
                 break
-        return [None if f.cancelled() else f.result() for f in futures]
+        return [None if f.cancelled() else _outcome(f) for f in futures]
     finally:
         if own:
             ex.shutdown(wait=True)
+
+
+def _outcome(future) -> JobOutcome:
+    """A job's outcome; a job the executor lost (its Dask workers kept dying) failed as 'killed'."""
+    from generator.dask_executor import WorkerLost
+
+    if isinstance(future.exception(), WorkerLost):
+        return JobOutcome([], CandidateError("killed", str(future.exception())), "", 0.0)
+    return future.result()
 
 
 def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None]) -> Fitness:
@@ -170,7 +181,7 @@ def parse_hp_args(items: list[str]) -> dict:
 
 def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = None, *, repeats: int = 10,
                   seed: int = 0, timeout_s: float = 30.0, workers: int = 1, hp_args=()) -> tuple[str, Fitness]:
-    """Evaluate an optimizer file; returns (strategy name = file stem, Fitness)."""
+    """Evaluate an optimizer file; returns (strategy name = the path as given, as `bench` names it; Fitness)."""
     from pathlib import Path
 
     file = Path(path)
@@ -181,13 +192,13 @@ def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = Non
     tasks = load_task_paths(task_paths, only)
     fitness = evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
                               hyperparameters=parse_hp_args(list(hp_args)) or None, workers=workers)
-    return file.stem, fitness
+    return str(path), fitness
 
 
 def fitness_json(name: str, fitness: Fitness) -> dict:
     """The `bench` JSON shape for one strategy, plus "error" when it failed and the full Fitness."""
     entry = {"score": fitness.score,
-             "per_task": {t: {"score": tf.score, "std": tf.std, "fevals": tf.fevals}
+             "per_task": {t: {"score": tf.score, "std": tf.std, "unique_evals": tf.unique, "fevals": tf.fevals}
                           for t, tf in fitness.per_task.items()},
              "wall_s": round(fitness.wall_s, 3)}
     doc = {"results": {name: entry}, "fitness": fitness.to_dict()}
