@@ -191,7 +191,8 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
     oracle = Oracle(task, budget, space)
     tuning_options = Options(
         tune_params=space.tune_params, restrictions=list(task.space.restrictions),
-        objective=task.objective.name, objective_higher_is_better=task.objective.higher_is_better,
+        # Kernel Tuner 1.5 keeps objectives as lists (multi-objective support)
+        objective=[task.objective.name], objective_higher_is_better=[task.objective.higher_is_better],
         strategy_options=Options(options), budget=_OracleBudget(oracle), verbose=False, metrics=None,
         cache={}, simulation_mode=True, max_fevals=budget.max_fevals, time_limit=budget.seconds)
     with warnings.catch_warnings():
@@ -245,6 +246,7 @@ class _OracleRunner:
             if self.oracle.is_done():
                 out.append(None)
                 continue
+            self.oracle.calls += 1  # CostFunc only sends configurations that passed the restrictions
             row = self.oracle.space.row_of(tuple(cfg))
             result = dict(zip(self.names, cfg))
             if row is None:
