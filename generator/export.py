@@ -176,11 +176,14 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict) -
         s = prov.scores.get(split)
         if s:
             tasks = ", ".join(s.get("tasks", []))
+            label = "tuned" if prov.hpo.get("accepted", True) else "best trial's values (not kept)"
             lines.append(f"- score P on {split} tasks ({tasks}): default {_fmt(s.get('before'))}, "
-                         f"tuned {_fmt(s.get('after'))}")
+                         f"{label} {_fmt(s.get('after'))}")
     if prov.hpo:
+        kept = "defaults kept" if prov.hpo.get("accepted", True) else \
+            "defaults kept (the best trial did not beat them on fresh seeds)"
         lines.append(f"- Optuna: {prov.hpo.get('trials', 0)} trials ({prov.hpo.get('sampler', 'TPE')}), "
-                     f"tuned values: {json.dumps(values, sort_keys=True) if values else 'defaults kept'}")
+                     f"tuned values: {json.dumps(values, sort_keys=True) if values else kept}")
     text = "\n".join(lines)
     return text.replace("\\", "\\\\").replace('"""', "'''")
 
@@ -324,7 +327,8 @@ def provenance_of(archive, candidate, result) -> Provenance:
                 scores[split] = {"tasks": s.tasks, "before": s.before, "after": s.after,
                                  "per_task_after": s.per_task_after}
         hpo = {"trials": result.trials.get("complete", 0) + result.trials.get("pruned", 0), "sampler": "TPE",
-               "study": result.study_name, "repeats": result.repeats, "best_params": result.best_params}
+               "study": result.study_name, "repeats": result.repeats, "best_params": result.best_params,
+               "accepted": result.accepted}
     elif candidate.score is not None:
         train = list(candidate.per_task)
         scores["train"] = {"tasks": train, "before": candidate.score, "after": None}
@@ -360,7 +364,7 @@ def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None 
     result = results.get(candidate.id)
     values = {}
     if result is not None:
-        values = {k: v for k, v in result.best_params.items() if result.defaults.get(k) != v}
+        values = {k: v for k, v in result.chosen_params.items() if result.defaults.get(k) != v}
     prov = provenance_of(archive, candidate, result)
     path = write_module(name, module_source(name, source, prov, values), out_dir, overwrite)
     report = write_report(path, name, prov, values)
@@ -376,6 +380,8 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
              f"- tuned values: `{json.dumps(values, sort_keys=True) if values else 'defaults kept'}`"
              + (f" ({prov.hpo.get('trials')} Optuna trials, {prov.hpo.get('repeats')} repeats each)" if prov.hpo else ""),
              "", "| tasks | split | P default | P tuned |", "| --- | --- | --- | --- |"]
+    if prov.hpo and not prov.hpo.get("accepted", True):
+        lines[-2] = "| tasks | split | P default (exported) | P best trial's values (not kept) |"
     for split in ("train", "test"):
         s = prov.scores.get(split)
         if s:

@@ -81,10 +81,16 @@ class HpoResult:
     seed: int
     report_seed: int
     wall_s: float
+    accepted: bool = True  # the tuned values beat the defaults on the training tasks with the fresh seed
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def chosen_params(self) -> dict:
+        """The values to use: the tuned ones if they held up on fresh random streams, else the defaults."""
+        return dict(self.best_params if self.accepted else self.defaults)
 
     @classmethod
     def from_dict(cls, data: dict) -> "HpoResult":
@@ -98,30 +104,30 @@ class HpoResult:
 # -- the search space a candidate declares ------------------------------------------------------
 
 def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
-    """Optuna distributions for a `hyperparameters` declaration (int / float / log / categorical)."""
+    """Optuna distributions for a `hyperparameters` declaration (int / float / log / categorical).
+
+    "log" is a float searched on a log scale; int and float also take `"log": true` and `"step"`.
+    """
     dists = {}
     for name, spec in hyperparameters.items():
         try:
             dists[name] = _distribution(spec)
         except (KeyError, TypeError, ValueError) as exc:
             raise HpoError(f"{origin}: hyperparameter {name!r} {spec!r} is not usable ({exc}); declare "
-                           "{'type': 'int'|'float'|'categorical', 'low', 'high' | 'choices', 'default'}") from None
+                           "{'type': 'int'|'float'|'log'|'categorical', 'low', 'high' | 'choices', 'default'}") from None
     return dists
 
 
 def _distribution(spec: dict):
-    kind = spec.get("type") or ("categorical" if "choices" in spec else
-                                "int" if isinstance(spec.get("low"), int) and isinstance(spec.get("high"), int)
-                                else "float")
-    log = bool(spec.get("log", False))
+    kind = spec.get("type") or ("categorical" if "choices" in spec else "float")
+    log = bool(spec.get("log", False)) or kind == "log"  # "log" is a float on a log scale
     if kind in ("categorical", "bool"):
         choices = spec.get("choices", [False, True] if kind == "bool" else None)
         return optuna.distributions.CategoricalDistribution(list(choices))
     if kind == "int":
-        step = int(spec.get("step", 1))
-        return optuna.distributions.IntDistribution(int(spec["low"]), int(spec["high"]), log=log,
-                                                    step=1 if log else step)
-    if kind == "float":
+        step = 1 if log else int(spec.get("step", 1))
+        return optuna.distributions.IntDistribution(int(spec["low"]), int(spec["high"]), log=log, step=step)
+    if kind in ("float", "log"):
         step = spec.get("step")
         return optuna.distributions.FloatDistribution(float(spec["low"]), float(spec["high"]), log=log,
                                                       step=None if log or step is None else float(step))
@@ -160,15 +166,20 @@ def open_storage(url: str):
         raise HpoError(f"--storage {url!r} is not a storage URL; use sqlite:///PATH, postgresql://..., "
                        "mysql://... or journal:PATH")
     engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None
-    try:
-        with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
-            warnings.simplefilter("ignore")
-            return optuna.storages.RDBStorage(
-                url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120,
-                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1))
-    except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
-        raise HpoError(f"--storage {url}: cannot open ({exc.__class__.__name__}: {exc}); check the URL "
-                       "and that its database driver is installed") from None
+    for attempt in range(6):
+        try:
+            with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
+                warnings.simplefilter("ignore")
+                return optuna.storages.RDBStorage(
+                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120,
+                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1))
+        except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
+            # workers that start together race to create the schema; the loser just opens it again
+            if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise HpoError(f"--storage {url}: cannot open ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
+                           "check the URL and that its database driver is installed") from None
 
 
 def study_name(run_dir: Path, candidate_id: str) -> str:
@@ -323,10 +334,14 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
     repeats = settings.report_repeats or settings.repeats
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
     test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
+    # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if
+    # they also beat the defaults on streams the trials never saw.
+    accepted = train is None or (train.after is not None and (train.before is None or train.after > train.before))
     result = HpoResult(
         candidate.id, info.class_name, name, storage_url(run_dir, settings.storage), info.hyperparameters,
         declared, best_params, best_value, {**counts, "requested": settings.trials if dists else 0},
-        train, test, settings.repeats, settings.seed, report_seed, round(time.perf_counter() - start, 2))
+        train, test, settings.repeats, settings.seed, report_seed, round(time.perf_counter() - start, 2),
+        accepted=accepted or best_params == declared)
     write_result(run_dir, result)
     return result
 
@@ -421,5 +436,8 @@ def format_result(r: HpoResult) -> str:
         if s is not None:
             lines.append(f"  {label:5s} P  default {f(s.before)}  ->  tuned {f(s.after)}   ({', '.join(s.tasks)})")
     changed = {k: v for k, v in r.best_params.items() if r.defaults.get(k) != v}
-    lines.append(f"  tuned values: {json.dumps(changed) if changed else 'defaults kept'}")
+    if changed and not r.accepted:
+        lines.append(f"  best trial {json.dumps(changed)} did not beat the defaults on fresh seeds: defaults kept")
+    else:
+        lines.append(f"  tuned values: {json.dumps(changed) if changed else 'defaults kept'}")
     return "\n".join(lines)

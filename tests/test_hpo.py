@@ -1,0 +1,153 @@
+"""HPO: search spaces from declarations, studies through the sandbox, resume, pruning, shared storage."""
+
+import json
+import threading
+import types
+
+import optuna
+import pytest
+
+import generator.hpo as hpo
+from generator.archive import Archive, Candidate
+from generator.cli import main
+
+SOURCE = '''import numpy as np
+
+
+class SampleThenDescend:
+    """Random sample, then descent from its best; a crash switch to see failed trials."""
+
+    hyperparameters = {
+        "sample": {"type": "int", "low": 1, "high": 32, "default": 8},
+        "method": {"type": "categorical", "choices": ["Hamming", "adjacent"], "default": "Hamming"},
+        "crash": {"type": "categorical", "choices": [False, True], "default": False},
+    }
+
+    def __init__(self, budget=5000, sample=8, method="Hamming", crash=False):
+        self.sample, self.method, self.crash = sample, method, crash
+
+    def __call__(self, func, searchspace):
+        if self.crash:
+            raise RuntimeError("crash switch")
+        while True:
+            x = min(searchspace.get_random_sample(self.sample), key=func)
+            fx = func(x)
+            better = True
+            while better:
+                better = False
+                for n in searchspace.get_neighbors(x, neighbor_method=self.method):
+                    if func(n) < fx:
+                        x, fx, better = n, func(n), True
+'''
+
+
+def make_run(root, hub_dir, test=True):
+    tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"],
+             "test": ["hub:convolution_milo/A4000"] if test else []}
+    archive = Archive.create(root / "run", {"name": "hpo-unit", "tasks": tasks,
+                                            "evaluation": {"timeout": 60, "workers": 1}})
+    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
+                                       code_path=archive.write_code("c0001", SOURCE),
+                                       fitness={"score": 0.3, "per_task": {}}))
+    return archive.run_dir
+
+
+def test_distributions_follow_the_declaration():
+    d = hpo.distributions({"a": {"type": "int", "low": 1, "high": 9, "default": 2},
+                           "b": {"type": "log", "low": 1e-3, "high": 1.0, "default": 0.1},
+                           "c": {"type": "float", "low": 0.0, "high": 1.0, "step": 0.25, "default": 0.5},
+                           "d": {"type": "categorical", "choices": ["x", "y"], "default": "x"}})
+    assert d["a"] == optuna.distributions.IntDistribution(1, 9)
+    assert d["b"].log and d["c"].step == 0.25 and d["d"].choices == ("x", "y")
+    with pytest.raises(hpo.HpoError, match="'e'"):
+        hpo.distributions({"e": {"type": "int", "low": 1}})
+
+
+def test_hpo_cli_tunes_through_the_sandbox_and_resumes(tmp_path, hub_dir, capsys):
+    run = make_run(tmp_path, hub_dir)
+    assert main(["hpo", str(run), "--trials", "3", "--repeats", "1", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "c0001 (SampleThenDescend)" in out and "train P" in out and "test  P" in out
+    result = hpo.load_results(run)["c0001"]
+    assert result.trials["complete"] + result.trials["failed"] == 3
+    assert result.train.tasks == ["convolution_milo/A100"] and result.test.tasks == ["convolution_milo/A4000"]
+    assert result.train.before is not None and result.test.before is not None
+    study = optuna.load_study(study_name=result.study_name, storage=f"sqlite:///{run / 'hpo.db'}")
+    assert study.trials[0].params == {"sample": 8, "method": "Hamming", "crash": False}  # defaults first
+    assert "score:convolution_milo/A100" in study.trials[0].user_attrs
+
+    # a second call with a larger budget resumes the same study: one more trial, not four
+    settings = hpo.HpoSettings(trials=4, repeats=1)
+    [again] = hpo.run_hpo(run, settings, progress=False)
+    assert len(optuna.load_study(study_name=result.study_name, storage=result.storage).trials) == 4
+    assert again.study_name == result.study_name
+    assert json.loads((run / "hpo" / "c0001.json").read_text())["trials"]["requested"] == 4
+
+
+def test_failing_trial_is_recorded_not_fatal(tmp_path, hub_dir):
+    run = make_run(tmp_path, hub_dir, test=False)
+    archive = Archive.open(run)
+    train, _ = hpo.task_sets(archive)
+    dists = hpo.distributions(hpo.parse_optimizer(SOURCE).hyperparameters)
+    study = optuna.create_study(direction="maximize")
+    study.enqueue_trial({"sample": 4, "method": "Hamming", "crash": True})
+    objective = hpo.make_objective(SOURCE, dists, train, hpo.HpoSettings(repeats=1), timeout_s=60, workers=1)
+    study.optimize(objective, n_trials=1)
+    [trial] = study.trials
+    assert trial.state == optuna.trial.TrialState.FAIL
+    assert "crash switch" in trial.user_attrs["error"]
+
+
+def _fake_evaluate(delay=0.0):
+    """Stands in for the sandbox where only Optuna's bookkeeping is under test: P = -|sample - 20| / 20."""
+    def evaluate(source, tasks, repeats, seed, timeout_s, params, workers):
+        import time
+
+        time.sleep(delay)
+        params = params or {"sample": 8}
+        score = -abs(params["sample"] - 20) / 20 - 0.1 * tasks[0].name.endswith("A4000")
+        per = {t.name: types.SimpleNamespace(score=score) for t in tasks}
+        return types.SimpleNamespace(score=score, per_task=per, error=None)
+    return evaluate
+
+
+def test_pruner_sees_one_value_per_task(tmp_path, monkeypatch):
+    monkeypatch.setattr(hpo, "_evaluate", _fake_evaluate())
+    tasks = [types.SimpleNamespace(name=n) for n in ("a/A100", "b/A100", "c/A4000")]
+    dists = {"sample": optuna.distributions.IntDistribution(1, 32)}
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0),
+                                pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0))
+    study.optimize(hpo.make_objective("", dists, tasks, hpo.HpoSettings(), 60, 1), n_trials=25)
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    assert pruned and all(len(t.intermediate_values) < 3 for t in pruned)
+    assert all(sorted(t.intermediate_values) == [0, 1, 2] for t in complete)
+
+
+def test_processes_on_one_storage_share_the_trial_budget(tmp_path, hub_dir, monkeypatch):
+    """Two workers (threads here; `tunesmith hpo` processes in use) run 8 trials between them, not 16."""
+    monkeypatch.setattr(hpo, "_evaluate", _fake_evaluate(delay=0.05))
+    run = make_run(tmp_path, hub_dir, test=False)
+    archive = Archive.open(run)
+    train, _ = hpo.task_sets(archive)
+    dists = hpo.distributions(hpo.parse_optimizer(SOURCE).hyperparameters)
+
+    errors, ran = [], []
+
+    def worker(i):
+        try:
+            settings = hpo.HpoSettings(trials=8, worker=i)
+            hpo.run_study(run, "c0001", SOURCE, dists, train, settings, 60, 1, progress=False)
+            ran.append(i)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and sorted(ran) == [0, 1]
+    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.storage_url(run, None))
+    assert 8 <= len(study.trials) <= 9  # a trial may start in the instant between count and create
+    assert sum(t.params == {"sample": 8, "method": "Hamming", "crash": False} for t in study.trials) >= 1
