@@ -30,4 +30,8 @@ def get_executor(url: str | None = None, workers: int | None = 1) -> Executor:
     scheme = url.split("://", 1)[0] if url and "://" in url else url
     if scheme in LOCAL_SCHEMES:
         return ThreadPoolExecutor(max_workers=n, thread_name_prefix="tunesmith-sandbox")
-    raise TunesmithError(f"executor {url!r}: unknown kind; use 'local' (Dask executors are not built yet)")
+    from generator.dask_executor import dask_executor, is_dask_url  # Dask is imported only when used
+
+    if is_dask_url(url):
+        return dask_executor(url, n)
+    raise TunesmithError(f"executor {url!r}: unknown kind; use 'local', 'dask-local' or 'dask://HOST:PORT'")
