@@ -141,8 +141,11 @@ class EvaluationConfig(Section):
     @field_validator("executor")
     @classmethod
     def _executor(cls, v: str) -> str:
-        if v != "local" and not re.match(r"^[a-z][a-z0-9+]*://", v):
-            raise ValueError("use 'local' or an executor URL such as 'tcp://scheduler:8786'")
+        from generator.dask_executor import url_problem  # the URL grammar only; Dask is not imported
+
+        problem = url_problem(v)
+        if problem:
+            raise ValueError(problem)
         return v
 
 
