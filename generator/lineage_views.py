@@ -56,7 +56,7 @@ def render_tree(lineage: Lineage, cid: str | None = None, color: bool = False, w
         note = f" (also from {', '.join(extra)})" if extra else ""
         mark = "*" if node in on_path else " "
         # fixed columns first so that scores line up whatever the depth of the node
-        text = f"{score_label(lineage, node):>14}  {c.operator:<8}  {prefix}{branch}{node}  {_one_line(c.description, width)}{note}"
+        text = f"{score_label(lineage, node):>14}  {c.operator:<8}  {prefix}{branch}{node}  {_one_line(c.description or (c.error or {}).get('message'), width)}{note}"
         if node == cid:
             text += "  <-"
         if color:
