@@ -199,7 +199,7 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
 
 
 def run_campaign(config_path, run_dir: str | None = None, budget: int | None = None, progress: bool = True,
-                 evaluate=None, completion=None) -> Summary:
+                 evaluate=None, completion=None, executor: str | None = None) -> Summary:
     """Start the campaign of a TOML file, or continue it if its run directory already holds it."""
     config_path = Path(config_path)
     cfg = load_config(config_path)
@@ -207,18 +207,25 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
         cfg.output.run_dir = run_dir
     if budget:
         cfg.evolution.budget = budget
+    if executor:  # e.g. the same campaign on a Dask cluster: `--executor dask://HOST:PORT`
+        from generator.dask_executor import checked_url
+
+        cfg.evaluation.executor = checked_url(executor)
     cfg, resolved = resolve_paths(cfg, config_path.parent)
     archive = _open_or_create(cfg, resolved, config_path)
     return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
-def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None) -> Summary:
-    """Continue a run from its own stored configuration (optionally with a larger budget)."""
+def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
+           executor: str | None = None) -> Summary:
+    """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
     archive = Archive.open(run_dir)
     data = archive.config
     data["output"]["run_dir"] = str(run_dir)
     if budget:
         data["evolution"]["budget"] = budget
+    if executor:
+        data.setdefault("evaluation", {})["executor"] = executor
     cfg = parse_config(data, str(Path(run_dir) / "config.json"))
     return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 

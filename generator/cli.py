@@ -78,13 +78,15 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="campaign file, e.g. campaigns/quickstart.toml")
     p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
     p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
+    p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _cmd_run(args) -> int:
     from generator.campaign import format_summary, run_campaign
 
-    summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress)
+    summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress,
+                           executor=args.executor)
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -92,13 +94,14 @@ def _cmd_run(args) -> int:
 def _setup_resume(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="run directory of an interrupted or finished campaign")
     p.add_argument("--budget", type=int, help="new total budget in candidates (to extend a finished run)")
+    p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _cmd_resume(args) -> int:
     from generator.campaign import format_summary, resume
 
-    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress)
+    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor)
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -210,6 +213,8 @@ def _setup_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds per run (default 30)")
     p.add_argument("--seed", type=int, default=0, help="seed of the runs (default 0)")
     p.add_argument("--workers", type=int, default=1, help="sandbox processes at a time (default 1)")
+    p.add_argument("--executor", metavar="URL", default="local",
+                   help="where the runs go: local (default), dask-local or dask://HOST:PORT")
     p.add_argument("--hp", action="append", default=[], metavar="NAME=VALUE",
                    help="set a declared hyperparameter (repeatable; VALUE is parsed as JSON when it can be)")
     p.add_argument("--json", dest="json_out", help="also write the result as JSON (the shape of `bench`)")
@@ -219,7 +224,8 @@ def _cmd_evaluate(args) -> int:
     from generator.evaluate import evaluate_file, format_fitness, write_json
 
     name, fitness = evaluate_file(args.file, args.tasks, args.only, repeats=args.repeats, seed=args.seed,
-                                  timeout_s=args.timeout, workers=args.workers, hp_args=args.hp)
+                                  timeout_s=args.timeout, workers=args.workers, hp_args=args.hp,
+                                  executor=args.executor)
     print(format_fitness(name, fitness))
     if args.json_out:
         write_json(args.json_out, name, fitness)

@@ -180,7 +180,8 @@ def parse_hp_args(items: list[str]) -> dict:
 
 
 def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = None, *, repeats: int = 10,
-                  seed: int = 0, timeout_s: float = 30.0, workers: int = 1, hp_args=()) -> tuple[str, Fitness]:
+                  seed: int = 0, timeout_s: float = 30.0, workers: int = 1, hp_args=(),
+                  executor: str | None = None) -> tuple[str, Fitness]:
     """Evaluate an optimizer file; returns (strategy name = the path as given, as `bench` names it; Fitness)."""
     from pathlib import Path
 
@@ -190,8 +191,18 @@ def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = Non
     except (OSError, UnicodeDecodeError) as exc:
         raise TunesmithError(f"{path}: cannot read the optimizer file ({exc}); give a Python source file") from None
     tasks = load_task_paths(task_paths, only)
-    fitness = evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
-                              hyperparameters=parse_hp_args(list(hp_args)) or None, workers=workers)
+    hyperparameters = parse_hp_args(list(hp_args)) or None
+    ex = None
+    if executor and executor != "local":  # e.g. dask-local or dask://HOST:PORT
+        from generator.executors import get_executor
+
+        ex = get_executor(executor, workers)
+    try:
+        fitness = evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
+                                  hyperparameters=hyperparameters, workers=workers, executor=ex)
+    finally:
+        if ex is not None:
+            ex.shutdown(wait=True)
     return str(path), fitness
 
 
