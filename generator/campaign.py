@@ -61,6 +61,7 @@ class Campaign:
         self.made: list[Candidate] = []
         self._fresh_llm_errors = 0
         self._bar = None
+        self._executor = None
 
     # -- one candidate ---------------------------------------------------------------------
     def produce(self, plan: Plan) -> Candidate:
@@ -92,7 +93,8 @@ class Campaign:
         messages = self.prompts.messages(plan.operator, parents=[self._view(p) for p in plan.parents],
                                          error=plan.parents[0].error if plan.operator == "fix" else None,
                                          existing=self._existing() if plan.operator == "new" else ())
-        ex = self.llm.complete(messages, purpose=f"generate:{plan.operator}", ref=plan.id)
+        seed = None if self.cfg.llm.seed is None else self.cfg.llm.seed + int(plan.id[1:])
+        ex = self.llm.complete(messages, purpose=f"generate:{plan.operator}", ref=plan.id, seed=seed)
         cand.exchange_id, cand.timings["llm_s"] = ex.id, round(ex.latency_s, 3)
         if not ex.ok:
             # Only fresh failures count towards stopping: failures replayed on resume must not
@@ -121,18 +123,19 @@ class Campaign:
         return cand
 
     def evaluate(self, code: str):
-        """Fitness of a candidate's code on the training tasks (sandboxed)."""
+        """Fitness of a candidate's code on the training tasks (sandboxed; static checks first)."""
         ev = self.cfg.evaluation
         seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
         if self._evaluate is not None:
             return self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers)
-        from generator.evaluate import check_source, evaluate_source
+        from generator.evaluate import evaluate_source
 
-        error = check_source(code)
-        if error is not None:
-            return {"score": None, "per_task": {}, "wall_s": 0.0,
-                    "error": error.to_dict() if hasattr(error, "to_dict") else vars(error)}
-        return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout, workers=ev.workers)
+        if self._executor is None and (ev.workers > 1 or ev.executor != "local"):
+            from generator.executors import get_executor
+
+            self._executor = get_executor(ev.executor, ev.workers)  # one pool for the whole campaign
+        return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
+                               workers=ev.workers, executor=self._executor)
 
     def _view(self, c: Candidate) -> ParentView:
         return ParentView(c.id, c.score, self.archive.code(c) or "", c.description, c.per_task)
@@ -170,6 +173,9 @@ class Campaign:
             state, reason = "stopped", str(exc)
         finally:
             self._bar.close()
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
         self._write_status(state, reason)
         return self.summary(state, reason)
 

@@ -192,8 +192,12 @@ class LLMClient:
 
             generator.synth.register()
 
-    def complete(self, messages: list[dict], purpose: str, ref: str | None = None) -> Exchange:
-        """Ask the model once (with retries); the exchange is recorded before it is returned."""
+    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None) -> Exchange:
+        """Ask the model once (with retries); the exchange is recorded before it is returned.
+
+        `seed` (default [llm] seed) goes to providers that take one; vary it per call so that a
+        deterministic model (the synthesizer, temperature 0) does not answer a repeated prompt alike.
+        """
         phash = prompt_hash(messages)
         old = self.recorded.get(ref) if ref else None
         if old is not None and old.prompt_hash == phash:
@@ -202,7 +206,7 @@ class LLMClient:
             ex = self._replayed(messages, purpose, ref, phash)
         else:
             self._check_caps(messages)
-            ex = self._ask(messages, purpose, ref, phash)
+            ex = self._ask(messages, purpose, ref, phash, seed if seed is not None else self.settings.seed)
         self.usage.add(ex)
         if self.on_exchange:
             self.on_exchange(ex)
@@ -245,18 +249,18 @@ class LLMClient:
                 raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent, "
                                  f"next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
 
-    def _kwargs(self, messages: list[dict]) -> dict:
+    def _kwargs(self, messages: list[dict], seed: int | None) -> dict:
         s = self.settings
         kw = dict(model=s.model, messages=messages, temperature=s.temperature, max_tokens=s.max_tokens,
                   timeout=s.timeout_s, num_retries=0, drop_params=True)
         if s.api_base:
             kw["api_base"] = s.api_base
-        if s.seed is not None:
-            kw["seed"] = s.seed
+        if seed is not None:
+            kw["seed"] = seed
         kw.update(s.params)
         return kw
 
-    def _ask(self, messages, purpose, ref, phash) -> Exchange:
+    def _ask(self, messages, purpose, ref, phash, seed) -> Exchange:
         litellm = _litellm()
         completion = self._completion or litellm.completion
         s = self.settings
@@ -267,7 +271,7 @@ class LLMClient:
         for attempt in range(1, s.retries + 2):
             ex.attempts = attempt
             try:
-                response = completion(**self._kwargs(messages))
+                response = completion(**self._kwargs(messages, seed))
             except Exception as exc:  # litellm maps every provider's errors onto its own classes
                 name = type(exc).__name__
                 ex.error = scrub(f"{name}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])

@@ -1,6 +1,7 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 for the LLM-layer tests.
 
-Each request takes the next scripted behaviour from a queue (then the default reply):
+Each request takes the next scripted behaviour from a queue (then the default reply, a string or
+a function of the request body, so that a reply can depend on the prompt):
 ("reply", text), ("status", code), ("slow", seconds, text), ("empty",), ("drop",) (closes the
 connection without answering). It records every request body, so tests can check what was sent.
 """
@@ -23,9 +24,10 @@ def chat_response(text: str | None, model: str = "fake") -> dict:
 class FakeLLMServer:
     """Start with `with FakeLLMServer(default_reply) as srv:`; `srv.base_url` goes to api_base."""
 
-    def __init__(self, default_reply: str = "# Nothing\n```python\nclass A:\n    pass\n```\n"):
+    def __init__(self, default_reply="# Nothing\n```python\nclass A:\n    pass\n```\n", delay: float = 0.0):
         self.script: deque = deque()
         self.default_reply = default_reply
+        self.delay = delay
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._lock = threading.Lock()
@@ -43,7 +45,11 @@ class FakeLLMServer:
                 with server._lock:
                     server.requests.append(body)
                     server.headers.append(dict(self.headers))
-                    step = server.script.popleft() if server.script else ("reply", server.default_reply)
+                    step = server.script.popleft() if server.script else None
+                if step is None:
+                    default = server.default_reply
+                    step = ("reply", default(body) if callable(default) else default)
+                    time.sleep(server.delay)
                 kind = step[0]
                 if kind == "drop":
                     self.close_connection = True

@@ -1,0 +1,244 @@
+"""Whole campaigns against a local fake LLM server: end to end, kill -9 and resume, caps, outages, replay."""
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fake_llm_server import FakeLLMServer
+from generator.archive import Archive
+from generator.campaign import format_status, resume, run_campaign
+from generator.fitness import CandidateError, Fitness, TaskFitness
+
+ROOT = Path(__file__).resolve().parents[1]
+FAKE_KEY = "sk-fake-campaign-key-0123456789"
+
+
+def reply_for(body: dict) -> str:
+    """A reply that depends only on the prompt, like a deterministic LLM: a sampler of batch size n."""
+    prompt = body["messages"][-1]["content"]
+    n = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:6], 16) % 40 + 1
+    op = re.search(r"operator: (\w+)", prompt).group(1)
+    return (f"# Sampler{n}: {op} gives random batches of {n}\n```python\nclass Sampler{n}:\n"
+            f"    hyperparameters = {{}}\n\n    def __init__(self, budget=5000):\n        self.budget = budget\n\n"
+            f"    def __call__(self, func, searchspace):\n        while True:\n"
+            f"            for c in searchspace.get_random_sample({n}):\n                func(c)\n```\n")
+
+
+def fake_evaluate(code, tasks, repeats, seed, timeout, workers):
+    """Deterministic stand-in for the sandbox: a score from the code's hash; some candidates fail."""
+    h = int(hashlib.sha256(code.encode()).hexdigest()[:8], 16)
+    if h % 5 == 0:
+        return Fitness(None, {}, 0.0, CandidateError("exception", "ZeroDivisionError", "Traceback ...", "x = 1 / 0", 9))
+    s = (h % 1000) / 1000
+    return Fitness(s, {t.name: TaskFitness(s, 0.0, 50.0) for t in tasks}, 0.01)
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    with FakeLLMServer(reply_for) as srv:
+        yield srv
+
+
+@pytest.fixture()
+def make_config(tmp_path, hub_dir, monkeypatch):
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+
+    def make(server, name="run", budget=6, caps="", model="openai/fake", repeats=1, extra=""):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'''name = "{name}"
+[llm]
+model = "{model}"
+api_base = "{server.base_url}"
+retries = 1
+backoff = 0.01
+seed = 11
+timeout = 10
+max_consecutive_errors = 2
+{caps}
+[evolution]
+n_parents = 2
+n_offspring = 3
+budget = {budget}
+seed = 3
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = {repeats}
+timeout = 30
+[output]
+run_dir = "{tmp_path / name}"
+{extra}''')
+        return path
+    return make
+
+
+def _digest(run_dir):
+    """What must be identical between two runs of the same campaign."""
+    return [(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, c.duplicate_of, (c.error or {}).get("kind"))
+            for c in Archive.open(run_dir).candidates()]
+
+
+def test_end_to_end_real_sandbox_status_and_no_key_on_disk(server, make_config, capsys):
+    from generator.cli import main
+
+    cfg = make_config(server, budget=5)
+    assert main(["run", str(cfg), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    run = cfg.parent / "run"
+    assert "campaign finished" in out and f"best candidate: {run}/code/c00" in out and "LLM: 5 calls" in out
+    archive = Archive.open(run)
+    cands = archive.candidates()
+    assert [c.id for c in cands] == [f"c{i:04d}" for i in range(1, 6)] and len(server.requests) == 5
+    ok = [c for c in cands if c.ok]
+    assert ok and all(-1.5 < c.score <= 1 and "convolution_milo/A100" in c.per_task for c in ok)
+    assert all(c.exchange_id and c.timings["llm_s"] >= 0 for c in cands)
+    assert archive.status()["state"] == "finished" and len(archive.dataframe()) == 5
+    assert main(["status", str(run)]) == 0
+    status = capsys.readouterr().out
+    assert "state: finished" in status and "candidates: 5 of 5 generated" in status and "rank id" in status
+    for path in run.rglob("*"):  # the key went to the server, never to disk
+        if path.is_file():
+            assert FAKE_KEY not in path.read_text(errors="replace"), path
+
+
+def test_kill_9_then_resume_loses_nothing_and_matches_an_uninterrupted_run(server, make_config):
+    budget = 6
+    reference = make_config(server, "reference", budget=budget)
+    run_campaign(reference, progress=False)
+    asked_reference = len(server.requests)
+    assert asked_reference == budget
+
+    cfg = make_config(server, "killed", budget=budget)
+    run = cfg.parent / "killed"
+    server.delay = 0.3  # so the kill often lands while a prompt is in flight
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        lines = (run / "candidates.jsonl").read_text().count("\n") if (run / "candidates.jsonl").exists() else 0
+        if lines >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the campaign ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    before = _digest(run)
+    assert 2 <= len(before) < budget
+    server.delay = 0.0
+    summary = resume(run, progress=False)
+    assert summary.state == "finished" and summary.candidates == budget
+    after = _digest(run)
+    assert after[: len(before)] == before  # nothing recorded was lost or changed
+    assert after == _digest(cfg.parent / "reference")  # and the run is the one an uninterrupted run gives
+    asked = len(server.requests) - asked_reference
+    assert asked <= budget + 1  # at most the one prompt in flight at the kill was asked twice
+    exchanges = Archive.open(run).exchanges()
+    assert len({x.ref for x in exchanges}) == budget
+
+
+def test_crash_after_the_reply_reuses_the_recorded_exchange(server, make_config):
+    ref_cfg = make_config(server, "reference", budget=5)
+    run_campaign(ref_cfg, progress=False, evaluate=fake_evaluate)
+    calls = []
+
+    def crashing(code, *args):
+        calls.append(code)
+        if len(calls) == 3:
+            raise RuntimeError("power cut during evaluation")
+        return fake_evaluate(code, *args)
+    cfg = make_config(server, "crashed", budget=5)
+    asked = len(server.requests)
+    with pytest.raises(RuntimeError, match="power cut"):
+        run_campaign(cfg, progress=False, evaluate=crashing)
+    run = cfg.parent / "crashed"
+    assert len(Archive.open(run).exchanges()) == len(Archive.open(run).candidates()) + 1
+    summary = resume(run, progress=False, evaluate=fake_evaluate)
+    assert summary.state == "finished"
+    assert len(server.requests) - asked == 5  # the reply of the crashed candidate was not asked again
+    assert _digest(run) == _digest(ref_cfg.parent / "reference")
+
+
+def test_caps_stop_cleanly_and_a_higher_cap_continues(server, make_config):
+    cfg = make_config(server, budget=5, caps="[llm.caps]\nmax_calls = 3\n")
+    summary = run_campaign(cfg, progress=False, evaluate=fake_evaluate)
+    run = cfg.parent / "run"
+    assert summary.state == "stopped" and "llm.caps.max_calls = 3 reached" in summary.reason
+    assert len(server.requests) == 3 and len(Archive.open(run).candidates()) == 3
+    assert Archive.open(run).status()["state"] == "stopped" and "max_calls" in format_status(run)
+    cfg.write_text(cfg.read_text().replace("max_calls = 3", "max_calls = 10"))
+    summary = run_campaign(cfg, progress=False, evaluate=fake_evaluate)
+    assert summary.state == "finished" and summary.candidates == 5 and len(server.requests) == 5
+
+
+def test_outage_stops_with_the_error_recorded_then_resumes(server, make_config):
+    cfg = make_config(server, budget=4)
+    server.push(*[("status", 500)] * 4)  # retries=1: two failed calls in a row, each tried twice
+    summary = run_campaign(cfg, progress=False, evaluate=fake_evaluate)
+    assert summary.state == "stopped" and "2 calls in a row failed" in summary.reason
+    run = cfg.parent / "run"
+    cands = Archive.open(run).candidates()
+    assert [c.error["kind"] for c in cands] == ["llm", "llm"] and "InternalServerError" in cands[0].error["message"]
+    assert [x.error is not None for x in Archive.open(run).exchanges()] == [True, True]
+    summary = resume(run, progress=False, evaluate=fake_evaluate)
+    assert summary.state == "finished" and summary.candidates == 4
+
+
+def test_bad_replies_are_recorded_and_truncated_code_gets_fixed(server, make_config):
+    cfg = make_config(server, budget=6, extra="[evolution.operators]\nnew = 0.01\nrefine = 0.01\nsimplify = 0.01\nfix = 100\n")
+    truncated = "# Cut: a reply cut short\n```python\nclass Cut:\n    def __call__(self, func, searchspace):\n        for c in ("
+    server.push(("empty",), ("reply", "I am sorry, I cannot write code today."), ("reply", truncated))
+    summary = run_campaign(cfg, progress=False)  # the real static checks see the truncated code
+    assert summary.state == "finished"
+    cands = Archive.open(cfg.parent / "run").candidates()
+    assert cands[0].error["kind"] == "no_code" and cands[0].error["message"] == "empty reply"
+    assert cands[1].error["kind"] == "no_code" and cands[1].code_path is None
+    assert cands[2].error["kind"] == "syntax" and cands[2].code_path
+    fixes = [c for c in cands if c.operator == "fix"]
+    assert fixes and fixes[0].parent_ids == ["c0003"]
+    fix_prompt = server.requests[int(fixes[0].exchange_id[1:]) - 1]["messages"][-1]["content"]
+    assert "## Error feedback\n- kind: syntax" in fix_prompt and "## Parent 1 (id: c0003, score: failed)" in fix_prompt
+
+
+def test_replay_reproduces_a_run_without_the_llm(server, make_config):
+    original = make_config(server, "original", budget=5)
+    run_campaign(original, progress=False, evaluate=fake_evaluate)
+    asked = len(server.requests)
+    replay = make_config(server, "replayed", budget=5, model=f"replay/{original.parent / 'original'}")
+    summary = run_campaign(replay, progress=False, evaluate=fake_evaluate)
+    assert summary.state == "finished" and len(server.requests) == asked
+    assert _digest(replay.parent / "replayed") == _digest(original.parent / "original")
+    longer = make_config(server, "longer", budget=7, model=f"replay/{original.parent / 'original'}")
+    summary = run_campaign(longer, progress=False, evaluate=fake_evaluate)
+    assert summary.state == "stopped" and "recorded exchanges were served" in summary.reason
+
+
+def test_existing_run_with_other_settings_is_refused(server, make_config):
+    cfg = make_config(server, budget=2)
+    run_campaign(cfg, progress=False, evaluate=fake_evaluate)
+    cfg.write_text(cfg.read_text().replace("seed = 3", "seed = 4"))
+    from generator.errors import TunesmithError
+
+    with pytest.raises(TunesmithError, match=r"different settings \(evolution.seed\)"):
+        run_campaign(cfg, progress=False, evaluate=fake_evaluate)
+
+
+def test_prompt_command_shows_what_the_llm_sees(hub_dir, monkeypatch, capsys):
+    from generator.cli import main
+
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    assert main(["prompt", str(ROOT / "campaigns" / "quickstart.toml"), "--operator", "fix"]) == 0
+    out = capsys.readouterr().out
+    for head in ("## Task", "## Search-space statistics", "## Interface", "## Parent 1 (id: c0001, score: failed)",
+                 "## Error feedback", "## Instruction (operator: fix)"):
+        assert head in out
+    assert "### convolution_milo/A100" in out and "### dedispersion_milo/A100" in out
