@@ -30,7 +30,7 @@ def test_defaults_fill_missing_sections():
     ({**MINIMAL, "llm": {"caps": {"max_usd": -1}}}, "llm.caps.max_usd", "greater than or equal to 0"),
     ({**MINIMAL, "llm": {"params": {"api_key": "sk-123"}}}, "llm.params", "environment only"),
     ({**MINIMAL, "llm": {"model": "llama3"}}, "llm.model", "litellm model string"),
-    ({**MINIMAL, "evaluation": {"executor": "my cluster"}}, "evaluation.executor", "executor URL"),
+    ({**MINIMAL, "evaluation": {"executor": "my cluster"}}, "evaluation.executor", "use 'local'"),
     ({**MINIMAL, "evaluation": {"repeats": "ten"}}, "evaluation.repeats", "got 'ten'"),
     ({"tasks": {"train": []}}, "tasks.train", "at least one"),
     ({}, "tasks", "required"),
