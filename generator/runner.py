@@ -29,6 +29,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -37,6 +38,13 @@ from generator.oracle import Oracle, StopCriterionReached
 from generator.scoring import Budget, Trace, budget_for
 from generator.space import SearchSpace
 from generator.tasks import Task
+
+
+# Built-ins whose code runs unchanged on the fast space and oracle (checked in tests/test_bench.py);
+# the others run in Kernel Tuner's own simulation.
+FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "dual_annealing", "firefly_algorithm",
+                 "genetic_algorithm", "greedy_ils", "greedy_mls", "hybrid_vndx", "minimize", "mls", "nsga2",
+                 "nsga3", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing")
 
 
 class StrategyError(TunesmithError):
@@ -155,16 +163,31 @@ def seed_everything(seed: int, space: SearchSpace | None = None) -> None:
         space.seed(seed)
 
 
+def engine_of(spec: StrategySpec) -> str:
+    """Where a built-in runs: "fast" (its code on the fast space and oracle) or "kerneltuner" (simulation)."""
+    engine = spec.options.get("engine", "auto")
+    if engine not in ("auto", "fast", "kerneltuner"):
+        raise StrategyError(f"{spec.label}: engine {engine!r} is unknown; use engine=fast or engine=kerneltuner")
+    if engine == "auto":
+        return "fast" if spec.target in FAST_BUILTINS else "kerneltuner"
+    return engine
+
+
 def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = None,
              space: SearchSpace | None = None) -> Trace:
     """One run of a strategy on a task with a seed; returns the trace (rows, simulated seconds, fevals)."""
     budget = budget or budget_for(task)
-    if spec.kind == "builtin":
-        return run_kernel_tuner(task, spec.target, spec.options, seed, budget)
+    options = {k: v for k, v in spec.options.items() if k != "engine"}
+    if spec.kind == "builtin" and engine_of(spec) == "kerneltuner":
+        return run_kernel_tuner(task, spec.target, options, seed, budget)
     space = space if space is not None else SearchSpace(task.space)
+    if spec.kind == "builtin":
+        from kernel_tuner.interface import strategy_map
+
+        return run_tune_module(task, strategy_map[spec.target], options, seed, budget, space, name=spec.target)
     if spec.kind == "class":
-        return run_optimizer(task, optimizer_class(spec), spec.options, seed, budget, space)
-    return run_tune_module(task, load_module(spec.target), spec.options, seed, budget, space)
+        return run_optimizer(task, optimizer_class(spec), options, seed, budget, space)
+    return run_tune_module(task, load_module(spec.target), options, seed, budget, space)
 
 
 def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, space: SearchSpace) -> Trace:
@@ -183,22 +206,33 @@ def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, spa
     return oracle.trace()
 
 
-def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget, space: SearchSpace) -> Trace:
-    """A Kernel Tuner strategy module (`tune()`), with CostFunc running on the oracle."""
+def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget, space: SearchSpace,
+                    name: str = "custom") -> Trace:
+    """A Kernel Tuner strategy module (`tune()`), with its CostFunc running on the oracle.
+
+    The module sees a fresh Kernel Tuner-style search space for this run (RunSpace) and, as in
+    `tune_kernel`, a fevals limit of the space size when none is given.
+    """
     from kernel_tuner.interface import Options
 
+    from generator.ktspace import RunSpace
+
     seed_everything(seed, space)
-    oracle = Oracle(task, budget, space)
+    max_fevals = budget.max_fevals if budget.max_fevals is not None else space.size
+    oracle = Oracle(task, Budget(budget.seconds, max_fevals), space)
     tuning_options = Options(
         tune_params=space.tune_params, restrictions=list(task.space.restrictions),
+        restrictions_unmodified=list(task.space.restrictions),
         # Kernel Tuner 1.5 keeps objectives as lists (multi-objective support)
         objective=[task.objective.name], objective_higher_is_better=[task.objective.higher_is_better],
-        strategy_options=Options(options), budget=_OracleBudget(oracle), verbose=False, metrics=None,
-        cache={}, simulation_mode=True, max_fevals=budget.max_fevals, time_limit=budget.seconds)
+        strategy_options=Options(options), strategy=name, budget=_OracleBudget(oracle), verbose=False,
+        metrics=None, cache={}, simulation_mode=True, time_limit=budget.seconds, seed=None)
+    if budget.max_fevals is not None:  # as tune_kernel: the key exists only when the user gave it
+        tuning_options["max_fevals"] = budget.max_fevals
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            module.tune(space, _OracleRunner(oracle, task), tuning_options)
+            module.tune(RunSpace(space), _OracleRunner(oracle, task), tuning_options)
         except StopCriterionReached:
             pass
     return oracle.trace()
@@ -239,6 +273,7 @@ class _OracleRunner:
         self.objective = task.objective.name
         self.failed = RuntimeFailedConfig()
         self.simulation_mode = True
+        self.dev = SimpleNamespace(max_threads=1_000_000_000, name="Simulation")
 
     def run(self, configs, tuning_options):
         out = []

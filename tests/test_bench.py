@@ -188,3 +188,19 @@ def test_bench_cli_errors_exit_nonzero_with_one_line(tmp_path, capsys):
     assert err.startswith("tunesmith: error:") and "broken.json" in err and "\n" not in err
     assert main(["bench", "--tasks", str(bad), "--strategies", "nonsense", "--repeats", "1"]) == 2
     assert "not a Kernel Tuner built-in" in capsys.readouterr().err
+
+
+def test_fast_engine_runs_every_listed_builtin(small_task):
+    """Kernel Tuner's own strategy code runs unchanged on the fast space and oracle."""
+    from generator.runner import FAST_BUILTINS, engine_of
+
+    space = SearchSpace(small_task.space)
+    for name in FAST_BUILTINS:
+        spec = parse_strategy(name)
+        assert engine_of(spec) == "fast"
+        trace = run_once(small_task, spec, 1, space=space)
+        assert trace.rows.size >= 2, name
+        assert len(set(trace.rows.tolist())) == trace.rows.size
+    assert engine_of(parse_strategy("genetic_algorithm:engine=kerneltuner")) == "kerneltuner"
+    with pytest.raises(StrategyError, match="engine"):
+        engine_of(parse_strategy("genetic_algorithm:engine=warp"))

@@ -89,3 +89,25 @@ def test_tiny_space_by_hand():
     assert s.get_neighbors((1, 0), "Hamming") == [(1, 1), (4, 0), (8, 0)]
     assert s.get_neighbors((1, 0), "Hamming-adjacent") == [(1, 1), (4, 0)]
     assert s.get_param_indices((8, 1)) == (3, 1)
+
+
+def test_run_space_partial_neighbour_cache_matches_kernel_tuner(pair):
+    """RunSpace (Kernel Tuner's Searchspace surface per run) remembers neighbours as Kernel Tuner does."""
+    from kernel_tuner.searchspace import Searchspace
+
+    from generator.ktspace import RunSpace
+
+    ours, kt_built = pair
+    kt = Searchspace(ours.tune_params, list(ours.spec.restrictions), 1024)  # fresh: its caches start empty
+    run = RunSpace(ours)
+    rng = np.random.default_rng(11)
+    asked = [ours.config_of(int(r)) for r in rng.choice(ours.size, 6, replace=False)]
+    for cfg in asked:
+        for method in ("strictly-adjacent", "Hamming"):
+            assert set(run.get_neighbors(cfg, method)) == set(kt.get_neighbors(cfg, method))
+    touched = {n for cfg in asked for n in run.get_neighbors(cfg, "Hamming")} | set(asked)
+    for cfg in list(touched)[:40]:
+        for method in ("strictly-adjacent", "adjacent", "Hamming"):
+            assert set(run.get_partial_neighbors_indices(cfg, method)) == set(kt.get_partial_neighbors_indices(cfg, method))
+        assert run.are_neighbors_indices_cached(cfg, "Hamming") == kt.are_neighbors_indices_cached(cfg, "Hamming")
+    assert run.get_true_tunable_params() == kt.get_true_tunable_params()
