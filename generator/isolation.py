@@ -20,7 +20,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 1, 4, 38, 24
 NOGROUP = 65534
 # Directories anyone may write to: each gets a private, size-capped tmpfs so that nothing a
@@ -105,49 +105,59 @@ def _is_within(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
-def _mask_one(path: str, prot: Protections) -> bool:
+def _cover_file(path: str, prot: Protections) -> int:
     try:
-        if os.path.isdir(path):
-            _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
-        else:
-            _mount("/dev/null", path, None, MS_BIND)
-        return True
+        _mount("/dev/null", path, None, MS_BIND)
+        return 1
     except OSError as exc:
         prot.notes.append(f"could not hide {path}: {exc.strerror}")
-        return False
+        return 0
+
+
+def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
+    """An empty tmpfs over `path`; kept subtrees inside it are bound back read-only at their place."""
+    handles = []
+    for k in inner_keep:
+        try:
+            handles.append((k, os.open(k, os.O_PATH)))  # reachable after `path` is covered
+        except OSError:
+            continue
+    try:
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        for k, fd in handles:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(k, mode=0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(k), mode=0o755, exist_ok=True)
+                open(k, "a").close()
+            _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+            _mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        _mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        return 1
+    except OSError as exc:
+        prot.notes.append(f"could not hide {path}: {exc.strerror}")
+        return 0
+    finally:
+        for _, fd in handles:
+            os.close(fd)
 
 
 def hide_paths(hidden, keep, prot: Protections) -> int:
-    """Cover each hidden path with an empty read-only tmpfs, except what the interpreter needs.
+    """Cover each hidden path with an empty read-only tmpfs (a file with /dev/null).
 
-    A hidden directory that contains a kept path (e.g. a virtual environment inside the project)
-    is not covered whole: its other entries are, recursively. Returns how many mounts were made.
+    What the interpreter needs (`keep`: Python's prefix, site-packages) stays visible even when it
+    lies inside a hidden directory (a virtual environment in the project, Python under /root):
+    it is bound back, read-only, at the same path. Returns how many paths were covered.
     """
-    keep = [os.path.realpath(k) for k in keep]
+    keep = sorted({os.path.realpath(k) for k in keep})
     count = 0
-    for raw in hidden:
-        path = os.path.realpath(raw)
-        if not os.path.lexists(path) or any(_is_within(path, k) and path != k for k in keep):
-            continue  # inside a kept tree (e.g. a package's own dir) or gone: nothing to cover
-        count += _mask_tree(path, keep, prot)
-    return count
-
-
-def _mask_tree(path: str, keep: list[str], prot: Protections) -> int:
-    if path in keep:
-        return 0
-    if not any(_is_within(k, path) for k in keep):
-        return int(_mask_one(path, prot))
-    try:
-        entries = sorted(os.listdir(path))
-    except OSError:
-        return 0
-    count = 0
-    for name in entries:
-        child = os.path.join(path, name)
-        if os.path.islink(child):
-            continue  # its target is covered where it is itself listed as hidden
-        count += _mask_tree(child, keep, prot)
+    for raw in sorted({os.path.realpath(h) for h in hidden}, key=len):  # outermost first
+        if raw == "/" or not os.path.lexists(raw) or any(_is_within(raw, k) for k in keep):
+            continue  # gone, already covered by an outer path, or part of what must stay
+        if os.path.isdir(raw):
+            count += _cover_dir(raw, [k for k in keep if _is_within(k, raw)], prot)
+        else:
+            count += _cover_file(raw, prot)
     return count
 
 

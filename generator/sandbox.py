@@ -114,8 +114,9 @@ def default_hidden_paths(tasks: list[Task], extra=()) -> list[str]:
 
 def interpreter_paths() -> list[str]:
     """What the child's interpreter must keep seeing: Python, site-packages, this package."""
-    keep = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-            str(PACKAGE_DIR)}
+    # Not this package: the host imports all of it that a run needs before the walls go up, so
+    # a candidate's `import generator.oracle` (or anything else of the project) finds nothing.
+    keep = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
     keep.update(p for p in site.getsitepackages() if os.path.isdir(p))
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and os.path.isdir(user_site):
@@ -214,6 +215,20 @@ class _Host:
                     (os.killpg if group else os.kill)(pid, signal.SIGKILL)
                 except OSError:
                     pass
+        self._await_run_exit()
+
+    def _await_run_exit(self, limit_s: float = 5.0) -> None:
+        """Wait until the killed run is gone: PID 1 of a namespace exits only after all its processes."""
+        fd = self.pids.pop("pidfd", None)
+        if fd is None:
+            return
+        try:
+            sel = selectors.DefaultSelector()
+            sel.register(fd, selectors.EVENT_READ)
+            sel.select(limit_s)
+            sel.close()
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         self.kill()
@@ -289,6 +304,10 @@ class _Host:
                 self.deadline = time.monotonic() + self.cfg.timeout_s
             elif msg["t"] == "began" and msg["k"] == self.k:
                 self.pids = {"guard": msg["guard"], "run": msg["run"]}
+                try:  # a handle on the run process that cannot be confused with a reused pid
+                    self.pids["pidfd"] = os.pidfd_open(msg["run"])
+                except (OSError, AttributeError):
+                    pass
             elif msg["t"] == "exited" and msg["k"] == self.k:
                 self._pump_requests()  # the run's last frames ("done", an error) are still in the pipe
                 self._finish_run(msg["status"])
@@ -389,6 +408,8 @@ class _Host:
         wall = time.monotonic() - st.get("t", time.monotonic())
         self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {})))
         self.k += 1
+        if "pidfd" in self.pids:
+            os.close(self.pids["pidfd"])
         self.run_state, self.oracle, self.pids = {}, None, {}
         self.deadline = time.monotonic() + self.cfg.timeout_s
 
@@ -428,7 +449,7 @@ class _Host:
             if sig == signal.SIGXFSZ:
                 return "killed", f"the run wrote a file larger than {self.cfg.file_mb} MiB"
             if sig == signal.SIGKILL:
-                return "memory", "the run was killed by SIGKILL (out of memory, or killed from outside)"
+                return "killed", "the run was killed by SIGKILL (the kernel's out-of-memory killer, or a kill signal)"
             return "killed", f"the run crashed with {name} (a native crash, e.g. through ctypes or a C extension)"
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         return "killed", (f"the candidate's process exited (status {code}) before its __call__ returned "
