@@ -247,6 +247,13 @@ class _TooShort(ValueError):
 
 
 def _isotonic(x, y, x_new, increasing, y_min, y_max):
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    steps = np.diff(ys)
+    if np.all(np.diff(xs) > 0) and (np.all(steps >= 0) if increasing else np.all(steps <= 0)):
+        # already monotone with distinct x (one run's best-so-far): the fit is the data itself, and
+        # sklearn's prediction is linear interpolation clipped at both ends, exactly np.interp
+        return np.interp(x_new, xs, np.clip(ys, y_min, y_max))
     from sklearn.isotonic import IsotonicRegression
 
     ir = IsotonicRegression(increasing=increasing, y_min=y_min, y_max=y_max, out_of_bounds="clip")

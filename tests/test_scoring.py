@@ -229,3 +229,19 @@ def test_trace_roundtrip_and_validation():
     with pytest.raises(ValueError):
         Trace([1, 2], [0.1])
     assert Budget(10.0).max_fevals is None
+
+
+def test_isotonic_fast_path_equals_sklearn():
+    from sklearn.isotonic import IsotonicRegression
+
+    from generator.scoring import _isotonic
+
+    rng = np.random.default_rng(0)
+    x = np.cumsum(rng.uniform(0.1, 2, 50))
+    y = np.minimum.accumulate(rng.integers(0, 500, 50)).astype(float)
+    new = np.linspace(-1, x[-1] + 5, 300)
+    want = IsotonicRegression(increasing=False, y_min=y.min(), y_max=y.max(), out_of_bounds="clip").fit(x, y).predict(new)
+    np.testing.assert_allclose(_isotonic(x, y, new, False, y.min(), y.max()), want, rtol=1e-12)
+    y2 = rng.integers(0, 500, 50).astype(float)  # not monotone: goes through sklearn
+    want2 = IsotonicRegression(increasing=False, y_min=y2.min(), y_max=y2.max(), out_of_bounds="clip").fit(x, y2).predict(new)
+    np.testing.assert_allclose(_isotonic(x, y2, new, False, y2.min(), y2.max()), want2, rtol=1e-12)
