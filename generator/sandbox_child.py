@@ -115,10 +115,13 @@ def _plain(v):
 # ----------------------------------------------------------------------------------- errors
 
 
-def describe_error(exc: BaseException, stage: str, source_lines: list[str]) -> dict:
+def describe_error(exc: BaseException, stage: str, source_lines: list[str], memory_mb: int = 0) -> dict:
     """A structured error fit for an LLM: kind, message, trimmed traceback, offending line."""
     kind = "memory" if isinstance(exc, MemoryError) else "interface" if stage == "construct" else "exception"
-    if isinstance(exc, SystemExit):
+    if isinstance(exc, MemoryError):
+        message = (f"MemoryError: the run needed more than its memory limit ({memory_mb} MiB on top of the "
+                   "interpreter); keep fewer or smaller data structures")
+    elif isinstance(exc, SystemExit):
         message = f"the candidate called sys.exit({exc.code!r}); return from __call__ instead"
     else:
         message = f"{type(exc).__name__}: {exc}"
@@ -164,7 +167,7 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
             _finish(req_fd)  # the budget ended the run, as in Kernel Tuner's OptAlgWrapper
         _flush()
         try:
-            send_json(req_fd, describe_error(exc, stage, lines))
+            send_json(req_fd, describe_error(exc, stage, lines, job["limits"].memory_mb))
         except BaseException:
             pass
         os._exit(0)

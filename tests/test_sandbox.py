@@ -1,0 +1,184 @@
+"""The sandbox: transparent for honest code (same trace as in-process), walls up, oracle semantics."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from generator.evaluate import run_seed
+from generator.sandbox import Job, SandboxConfig, child_env, default_hidden_paths, interpreter_paths, run_job
+from generator.scoring import budget_for
+
+WALK = '''
+import random
+from kernel_tuner.util import StopCriterionReached
+
+
+class Walk:
+    def __init__(self, budget=5000, restart=0.1):
+        self.restart = restart
+
+    def __call__(self, func, searchspace):
+        cfg = searchspace.get_random_sample(1)[0]
+        best = func(cfg)
+        try:
+            while True:
+                nbrs = searchspace.get_neighbors(cfg, neighbor_method="Hamming")
+                if not nbrs or random.random() < self.restart:
+                    cfg = searchspace.get_random_sample(1)[0]
+                    continue
+                cand = random.choice(nbrs)
+                value = func(cand)
+                if value <= best:
+                    cfg, best = cand, value
+        except StopCriterionReached:
+            return cfg, best
+'''
+
+CONFIG = SandboxConfig(timeout_s=20.0, startup_s=120)
+
+
+def _job(task, source, repeats=2, class_name="Walk", kwargs=None, config=CONFIG):
+    runs = [(0, r, run_seed(0, r)) for r in range(repeats)]
+    return Job(source, class_name, kwargs or {}, [task], [budget_for(task)], runs, config)
+
+
+def test_trace_matches_in_process_runner(conv_task):
+    """Honest code gets exactly the trace it would get in-process (bench's runner, same seeds)."""
+    from generator.runner import run_optimizer
+    from generator.space import SearchSpace
+
+    outcome = run_job(_job(conv_task, WALK))
+    assert outcome.error is None, outcome.error
+    namespace: dict = {}
+    exec(compile(WALK, "walk", "exec"), namespace)
+    for run in outcome.runs:
+        expected = run_optimizer(conv_task, namespace["Walk"], {}, run_seed(0, run.repeat), budget_for(conv_task),
+                                 SearchSpace(conv_task.space))
+        assert run.trace.rows.tolist() == expected.rows.tolist()
+        assert run.trace.fevals == expected.fevals
+    assert outcome.runs[0].trace.rows.tolist() != outcome.runs[1].trace.rows.tolist()
+
+
+def test_walls_hold(conv_task):
+    """As root (sessions and CI) every wall goes up; elsewhere at least the limits do."""
+    src = "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
+    outcome = run_job(_job(conv_task, src, repeats=1, class_name="Noop"))
+    assert outcome.error is None, outcome.error
+    held = outcome.runs[0].protections["held"]
+    for wall in ("rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "no_new_privs"):
+        assert held[wall], wall
+    if os.geteuid() == 0:
+        for wall in ("namespaces", "network_namespace", "mount_namespace", "hidden_paths", "private_tmp",
+                     "private_proc", "unprivileged_user", "capabilities_dropped"):
+            assert held[wall], (wall, outcome.runs[0].protections)
+
+
+def test_without_isolation_limits_still_hold(conv_task):
+    """isolate=False (what a machine without namespaces gets): timeouts and scoring still work."""
+    loop = "class Loop:\n    def __call__(self, func, searchspace):\n        while True:\n            pass\n"
+    config = SandboxConfig(timeout_s=1.0, startup_s=120, isolate=False)
+    outcome = run_job(_job(conv_task, loop, repeats=1, class_name="Loop", config=config))
+    assert outcome.error is not None and outcome.error.kind == "timeout"
+    outcome = run_job(_job(conv_task, WALK, repeats=1, config=SandboxConfig(isolate=False, startup_s=120)))
+    assert outcome.error is None and outcome.runs[0].trace.rows.size > 10
+    assert outcome.runs[0].protections["held"]["namespaces"] is False
+
+
+def test_oracle_semantics_seen_by_the_candidate(conv_task):
+    """Invalid configurations cost float max and nothing else; the budget fraction grows; stop ends the run."""
+    src = '''
+import sys
+
+
+class Probe:
+    def __call__(self, func, searchspace):
+        bad = tuple(v[0] for v in searchspace.tune_params.values())
+        if searchspace.is_param_config_valid(bad):
+            bad = tuple(-1 for _ in searchspace.tune_params)
+        if func(bad) != sys.float_info.max or func.budget_spent_fraction != 0.0:
+            raise AssertionError("an invalid configuration must cost float max and no budget")
+        last = 0.0
+        while func.budget_spent_fraction < 0.5:
+            func(searchspace.get_random_sample(1)[0])
+            if func.budget_spent_fraction < last:
+                raise AssertionError("budget_spent_fraction went down")
+            last = func.budget_spent_fraction
+        try:
+            while True:
+                func(searchspace.get_random_sample(1)[0])
+        except StopCriterionReached:  # the name the sandbox provides without an import
+            pass
+        if func.budget_spent_fraction < 1.0:
+            raise AssertionError("stopped before the budget was spent")
+        for _ in range(3):
+            try:
+                func(searchspace.get_random_sample(1)[0])
+                raise AssertionError("a call after the stop must raise again")
+            except StopCriterionReached:
+                pass
+'''
+    outcome = run_job(_job(conv_task, src, repeats=1, class_name="Probe"))
+    assert outcome.error is None, outcome.error
+    trace = outcome.runs[0].trace
+    budget = budget_for(conv_task)
+    assert trace.seconds.sum() > budget.seconds  # the evaluation that crossed the limit is recorded
+    assert trace.seconds[:-1].sum() <= budget.seconds
+    assert trace.fevals >= trace.rows.size + 1  # the invalid call counts as a call, not as an evaluation
+
+
+def test_output_is_capped_and_errors_name_the_line(conv_task):
+    src = '''
+class Loud:
+    def __call__(self, func, searchspace):
+        for i in range(3000):
+            print("y" * 500)
+        raise ValueError("bad idea")
+'''
+    outcome = run_job(_job(conv_task, src, repeats=1, class_name="Loud"))
+    assert outcome.error.kind == "exception"
+    assert outcome.error.message == "ValueError: bad idea"
+    assert outcome.error.lineno == 6 and outcome.error.line == 'raise ValueError("bad idea")'
+    assert "bytes cut" in outcome.output and len(outcome.output) < 70 * 1024
+
+
+def test_constructor_failure_is_an_interface_error(conv_task):
+    src = "class Picky:\n    def __init__(self, budget=5000):\n        pass\n    def __call__(self, func, searchspace):\n        pass\n"
+    outcome = run_job(_job(conv_task, src, repeats=1, class_name="Picky", kwargs={"unknown": 1}))
+    assert outcome.error.kind == "interface" and "unknown" in outcome.error.message
+
+
+def test_environment_is_whitelisted(monkeypatch, conv_task):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-never-in-the-child")
+    env = child_env("/nonexistent")
+    assert "ANTHROPIC_API_KEY" not in env and all("sk-never" not in v for v in env.values())
+    assert env["PYTHONHASHSEED"] == "0" and env["OPENBLAS_NUM_THREADS"] == "1"
+
+
+def test_hidden_and_kept_paths(conv_task):
+    """The tasks' folders and the project are hidden; the interpreter stays reachable."""
+    hidden = default_hidden_paths([conv_task])
+    assert str(conv_task.source.resolve().parent) in hidden
+    keep = interpreter_paths()
+    assert sys.prefix in keep
+    assert not any(k.startswith(str(conv_task.source.resolve().parents[2])) for k in keep)
+
+
+@pytest.mark.parametrize("n_runs", [3])
+def test_each_run_starts_fresh(conv_task, n_runs):
+    """A class attribute set in one run is not there in the next: every run is a new process."""
+    src = '''
+class Fresh:
+    runs = []
+
+    def __call__(self, func, searchspace):
+        if Fresh.runs:
+            raise RuntimeError("state carried over")
+        Fresh.runs.append(1)
+        func(searchspace.get_random_sample(1)[0])
+'''
+    outcome = run_job(_job(conv_task, src, repeats=n_runs, class_name="Fresh"))
+    assert outcome.error is None, outcome.error
+    assert len(outcome.runs) == n_runs
