@@ -245,3 +245,20 @@ def test_isotonic_fast_path_equals_sklearn():
     y2 = rng.integers(0, 500, 50).astype(float)  # not monotone: goes through sklearn
     want2 = IsotonicRegression(increasing=False, y_min=y2.min(), y_max=y2.max(), out_of_bounds="clip").fit(x, y2).predict(new)
     np.testing.assert_allclose(_isotonic(x, y2, new, False, y2.min(), y2.max()), want2, rtol=1e-12)
+
+
+def test_higher_is_better_objective(hub_dir):
+    """GFLOP/s (maximise): best-first scores 1, random search about 0."""
+    from generator.tasks import Objective, load_cache_task, read_t1_restrictions
+
+    task = load_cache_task(hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz",
+                           read_t1_restrictions(hub_dir / "kernels" / "convolution_milo.json"),
+                           name="conv/MI250X/gflops", objective=Objective("GFLOP/s", True))
+    b = score_basis(task)
+    assert b.optimum == np.nanmax(task.key.values) and not b.minimization
+    best = int(np.nanargmax(task.key.values))
+    n = 200
+    sec = np.full(n, np.median(task.key.eval_seconds))
+    assert score_traces(task, [Trace(np.full(n, best), sec)] * 3).score == pytest.approx(1.0)
+    rnd = score_traces(task, _random_traces(task, 20, seed=2))
+    assert -0.5 < rnd.score < 0.5
