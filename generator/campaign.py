@@ -60,7 +60,7 @@ class Campaign:
         self.by_hash: dict[str, Candidate] = {}
         self.made: list[Candidate] = []
         self._fresh_llm_errors = 0
-        self._bar = None
+        self._bar = self._eval_bar = None
         self._executor = None
 
     # -- one candidate ---------------------------------------------------------------------
@@ -118,6 +118,8 @@ class Campaign:
         start = time.monotonic()
         fitness = self.evaluate(reply.code)
         cand.timings["eval_s"] = round(time.monotonic() - start, 3)
+        if self._eval_bar is not None:
+            self._eval_bar.update(len(self.train) * self.cfg.evaluation.repeats)
         cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
         cand.error = (cand.fitness or {}).get("error")
         return cand
@@ -165,13 +167,23 @@ class Campaign:
         evo = Evolution(self.cfg.evolution, self.produce,
                         on_generation=lambda g, pop: self._on_generation(g, pop))
         self._bar = tqdm(total=self.cfg.evolution.budget, desc="candidates", unit="cand", file=sys.stderr,
-                         disable=not self.progress, dynamic_ncols=True)
+                         disable=not self.progress, dynamic_ncols=True, position=0)
+        # sandbox runs (task x repeat) of the candidates evaluated in this session
+        self._eval_bar = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=not self.progress,
+                              dynamic_ncols=True, position=1)
         state, reason = "finished", f"budget of {self.cfg.evolution.budget} candidates spent"
+        if self.done and self.progress:
+            print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
+                  "scores are reused", file=sys.stderr)
         try:
             evo.run()
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
+        except KeyboardInterrupt:
+            self._write_status("stopped", "interrupted (Ctrl-C)")
+            raise
         finally:
+            self._eval_bar.close()
             self._bar.close()
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
@@ -279,6 +291,8 @@ def format_summary(s: Summary) -> str:
     lines += _leaderboard_lines(s.leaderboard)
     lines.append(f"best candidate: {s.best_file}" if s.best_file else "best candidate: none")
     lines.append(_usage_line(s.usage))
+    if s.state != "finished":
+        lines.append(f"to continue: tunesmith resume {s.run_dir}")
     return "\n".join(lines)
 
 

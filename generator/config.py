@@ -133,7 +133,7 @@ class EvaluationConfig(Section):
     """How candidates are run: repeats per task, time limit, parallel workers, executor."""
 
     repeats: int = Field(10, ge=1)
-    timeout: float = Field(60.0, gt=0)  # seconds for one candidate's whole evaluation
+    timeout: float = Field(60.0, gt=0)  # wall-clock seconds of one run (one repeat on one task)
     workers: int = Field(1, ge=1)
     executor: str = "local"
     seed: int | None = None  # default: evolution.seed (all candidates see the same random streams)
