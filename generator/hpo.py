@@ -195,6 +195,17 @@ def _counted(trial) -> bool:
     return trial.state == s.FAIL and "error" in trial.user_attrs  # not a crashed worker's stale trial
 
 
+def _surplus(trial: optuna.Trial, budget: int) -> bool:
+    """A trial another process made redundant: created in the instant between our count and its creation
+    when the trials before it already fill the budget, or a second copy of the enqueued defaults."""
+    trials = trial.study.get_trials(deepcopy=False)
+    earlier = [t for t in trials if t.number < trial.number]
+    if sum(_counted(t) for t in earlier) >= budget:
+        return True
+    fixed = next((t.system_attrs.get("fixed_params") for t in trials if t.number == trial.number), None)
+    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier)
+
+
 def _sampler_seed(study, settings: HpoSettings) -> int:
     """The seed, moved on by the trials already there: a resumed study must not replay its random start."""
     trials = study.get_trials(deepcopy=False)
@@ -221,6 +232,9 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
     """Mean P over the training tasks, reported task by task so the pruner can stop a poor trial."""
 
     def objective(trial: optuna.Trial) -> float:
+        if _surplus(trial, settings.trials):
+            trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
+            return float("nan")
         params = {name: suggest(trial, name, dist) for name, dist in dists.items()}
         scores = []
         for step, task in enumerate(train_tasks):

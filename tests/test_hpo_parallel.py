@@ -1,8 +1,8 @@
-"""Parallel HPO: two worker processes on one Optuna study lose no trial and run none twice.
+"""Parallel HPO: two `tunesmith hpo` processes at once on one study lose no trial and run none twice.
 
-Until `tunesmith hpo` lands this drives Optuna directly with the storage and study settings that
-`hpo.py` uses (a storage URL, a named study, load_if_exists), so what it checks is the storage's
-guarantee that parallel workers rely on.
+Each worker is the `tunesmith hpo` command (generator.cli.main) in its own process, started at the
+same moment on the same run directory and storage; a thin wrapper around the objective logs every
+call (trial number, pid) so the test sees what ran where. Trials are real sandbox evaluations.
 """
 
 from __future__ import annotations
@@ -16,65 +16,116 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-TRIALS_PER_WORKER = 6
+TRIALS = 4
 
-# One HPO worker: joins the study, runs its trials, logs each objective call (trial number, pid).
+# One HPO worker: `tunesmith hpo RUN --storage URL --trials N`, with each objective call logged.
 WORKER = textwrap.dedent(
     """
-    import os, sys, time
-    import optuna
-    from optuna.storages.journal import JournalFileBackend, JournalStorage
+    import os, sys
+    import generator.hpo as hpo
+    from generator.cli import main
 
-    url, log, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    storage = JournalStorage(JournalFileBackend(url[len("journal:"):])) if url.startswith("journal:") else url
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(study_name="hpo", storage=storage, load_if_exists=True,
-                                sampler=optuna.samplers.TPESampler(seed=os.getpid()))
+    run, storage, trials, log = sys.argv[1:5]
+    make_objective = hpo.make_objective
 
-    def objective(trial):
-        x = trial.suggest_float("x", -2.0, 2.0)
-        with open(log, "a") as f:
-            f.write(f"{trial.number} {os.getpid()}\\n")
-        time.sleep(0.05)  # long enough that the two workers' trials interleave
-        return x * x
+    def logged_objective(*args, **kwargs):
+        objective = make_objective(*args, **kwargs)
 
-    study.optimize(objective, n_trials=n)
+        def call(trial):
+            value = objective(trial)
+            with open(log, "a") as f:
+                f.write(f"{trial.number} {os.getpid()}\\n")
+            return value
+        return call
+
+    hpo.make_objective = logged_objective
+    sys.exit(main(["hpo", run, "--storage", storage, "--trials", trials, "--repeats", "1", "--quiet"]))
     """
 )
 
+# Fast and honest: the sample size is the only hyperparameter; runs stop when the budget is spent.
+SOURCE = '''
+class Sampler:
+    hyperparameters = {"batch": {"type": "int", "low": 1, "high": 64, "default": 8}}
 
-def _storage_url(kind: str, tmp_path: Path) -> str:
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path / 'hpo.db'}"
-    return f"journal:{tmp_path / 'hpo.journal'}"
+    def __init__(self, budget=5000, batch=8):
+        self.batch = batch
+
+    def __call__(self, func, searchspace):
+        while True:
+            for cfg in searchspace.get_random_sample(self.batch):
+                func(cfg)
+'''
 
 
-def _load(url: str):
-    if url.startswith("journal:"):
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
+def _make_run(root: Path, hub_dir: Path) -> Path:
+    from generator.archive import Archive, Candidate
 
-        return optuna.load_study(study_name="hpo", storage=JournalStorage(JournalFileBackend(url[8:])))
-    return optuna.load_study(study_name="hpo", storage=url)
+    tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"], "test": []}
+    archive = Archive.create(root / "run", {"name": "hpo-parallel", "tasks": tasks,
+                                            "evaluation": {"timeout": 60, "workers": 1}})
+    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
+                                       code_path=archive.write_code("c0001", SOURCE),
+                                       fitness={"score": 0.3, "per_task": {}}))
+    return archive.run_dir
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
-def test_two_workers_one_study(kind, tmp_path):
-    """Two processes at once: trial numbers unique, count == requested, each objective ran once."""
-    url = _storage_url(kind, tmp_path)
-    log = tmp_path / "calls.log"
-    # Create the study first so the two workers race on trials, not on study creation.
-    subprocess.run([sys.executable, "-c", WORKER, url, str(log), "0"], check=True, timeout=60)
-    workers = [
-        subprocess.Popen([sys.executable, "-c", WORKER, url, str(log), str(TRIALS_PER_WORKER)])
-        for _ in range(2)
-    ]
-    assert [w.wait(timeout=90) for w in workers] == [0, 0]
+def test_two_hpo_processes_share_one_study(kind, tmp_path, hub_dir):
+    """Trial numbers unique, trials that count == requested, each one evaluated exactly once."""
+    import generator.hpo as hpo
 
-    trials = _load(url).get_trials(deepcopy=False)
-    requested = 2 * TRIALS_PER_WORKER
-    assert len(trials) == requested
-    assert sorted(t.number for t in trials) == list(range(requested))
-    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in trials)
+    run = _make_run(tmp_path, hub_dir)
+    storage = f"sqlite:///{tmp_path / 'hpo.db'}" if kind == "sqlite" else f"journal:{tmp_path / 'hpo.journal'}"
+    log = tmp_path / "calls.log"
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(run), storage, str(TRIALS), str(log)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outputs = [w.communicate(timeout=150)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], outputs
+
+    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.open_storage(storage))
+    trials = study.get_trials(deepcopy=False)
+    numbers = [t.number for t in trials]
+    assert len(set(numbers)) == len(numbers)
+    counted = [t for t in trials if hpo._counted(t)]
+    assert len(counted) == TRIALS  # none lost, none over the budget
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in counted)
+
     calls = [line.split() for line in log.read_text().splitlines()]
-    assert sorted(int(n) for n, _ in calls) == list(range(requested))  # each trial ran exactly once
-    assert len({pid for _, pid in calls}) == 2  # both workers took part
+    ran = sorted(int(n) for n, _ in calls)
+    assert len(set(ran)) == len(ran)  # no trial evaluated twice
+    assert sorted(t.number for t in counted) == [n for n in ran if n in {t.number for t in counted}]
+    assert len({pid for _, pid in calls}) == 2  # both processes took trials
+    defaults = [t for t in counted if t.params == {"batch": 8}]
+    assert len(defaults) >= 1  # the declared defaults were tried first
+
+
+def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
+    """The races two processes can lose: a trial created after the budget is full, a second copy of
+    the enqueued defaults. Such a trial fails without an "error" (uncounted) and is never evaluated."""
+    import types
+
+    import generator.hpo as hpo
+
+    calls = []
+
+    def evaluate(source, tasks, repeats, seed, timeout_s, params, workers):
+        calls.append(dict(params))
+        return types.SimpleNamespace(score=params["batch"] / 64, error=None,
+                                     per_task={t.name: types.SimpleNamespace(score=0.0) for t in tasks})
+
+    monkeypatch.setattr(hpo, "_evaluate", evaluate)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    dists = {"batch": optuna.distributions.IntDistribution(1, 64)}
+    task = types.SimpleNamespace(name="conv/A100")
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial({"batch": 8})
+    study.enqueue_trial({"batch": 8}, skip_if_exists=False)  # both processes enqueued the defaults
+    objective = hpo.make_objective(SOURCE, dists, [task], hpo.HpoSettings(trials=3, repeats=1), 60, 1)
+    study.optimize(objective, n_trials=5)  # two more than the budget: as if the other process raced us
+
+    states = [(t.number, t.state.name, hpo._counted(t)) for t in study.trials]
+    assert states == [(0, "COMPLETE", True), (1, "FAIL", False), (2, "COMPLETE", True), (3, "COMPLETE", True),
+                      (4, "FAIL", False)]
+    assert len(calls) == 3 and calls[0] == {"batch": 8}
+    assert all(study.trials[i].user_attrs.get("surplus") for i in (1, 4))
