@@ -1,0 +1,392 @@
+"""The building blocks of synthesized optimizers, as readable code.
+
+Each Component fills one slot of an optimizer (initialisation, neighbourhood, acceptance, ...) with
+one or more methods written at class level. `compose.py` stitches the chosen components into one
+self-contained class. Scheme code (the main loop) holds optional lines marked `#@<tag>: ` that are
+kept only when the composition uses the component of that tag (tabu, restart, adapt, jump, memetic).
+
+Every generated optimizer keeps these guarantees, whatever the composition:
+- each loop iteration evaluates one configuration it has not evaluated before, or stops; so it
+  cannot spin when every neighbour is visited, and it ends when the space is exhausted;
+- the budget ends the search through Kernel Tuner's StopCriterionReached (matched by name) or
+  through its own `budget` of unique evaluations (StopIteration), both caught in `__call__`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Hyperparameter search ranges (Optuna-style); the composition supplies the defaults.
+HP_SPECS: dict[str, dict] = {
+    "init_size": {"type": "int", "low": 1, "high": 64},
+    "pop_size": {"type": "int", "low": 4, "high": 64},
+    "tournament_size": {"type": "int", "low": 2, "high": 8},
+    "mutation_rate": {"type": "float", "low": 0.02, "high": 0.6},
+    "crossover_rate": {"type": "float", "low": 0.2, "high": 1.0},
+    "elite_count": {"type": "int", "low": 1, "high": 8},
+    "max_step": {"type": "int", "low": 1, "high": 8},
+    "step_size": {"type": "float", "low": 0.5, "high": 8.0},
+    "pool_size": {"type": "int", "low": 2, "high": 32},
+    "knn_k": {"type": "int", "low": 1, "high": 10},
+    "explore_rate": {"type": "float", "low": 0.0, "high": 0.5},
+    "start_temperature": {"type": "log", "low": 0.001, "high": 1.0},
+    "threshold": {"type": "log", "low": 0.001, "high": 0.5},
+    "history_length": {"type": "int", "low": 2, "high": 50},
+    "tabu_tenure": {"type": "int", "low": 1, "high": 30},
+    "patience": {"type": "int", "low": 3, "high": 200},
+    "restart_sample": {"type": "int", "low": 1, "high": 16},
+    "kick_size": {"type": "int", "low": 1, "high": 5},
+    "jump_rate": {"type": "float", "low": 0.01, "high": 0.5},
+    "ls_steps": {"type": "int", "low": 1, "high": 50},
+}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One option for one slot: the methods it adds, its hyperparameters, imports and set-up lines."""
+
+    slot: str
+    name: str
+    summary: str  # a phrase for descriptions: "greedy acceptance"
+    code: str = ""  # methods at class level (no indentation)
+    hyperparameters: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()
+    state: str = ""  # lines run in __call__ before the search starts
+    tag: str = ""  # enables `#@tag:` lines of the scheme code
+    needs: tuple[str, ...] = field(default_factory=tuple)  # helper methods from HELPERS
+
+
+# ---------------------------------------------------------------------------------------------
+# The core every optimizer has: the budget-aware evaluation and the index view of the space.
+CORE = '''
+def __call__(self, func, searchspace):
+    """Minimise func over searchspace until the budget is spent; return (best config, best value)."""
+    self.func = func
+    self.space = searchspace
+    # Seeded from numpy's global generator, which tuners seed per run: runs are reproducible there.
+    self.rng = np.random.default_rng(np.random.randint(0, 2**31 - 1))
+    self.values = [list(v) for v in searchspace.tune_params.values()]
+    self.positions = [{v: i for i, v in enumerate(vals)} for vals in self.values]
+    self.cache = {}  # config -> value; revisits are free in the budget but cost wall time
+    self.history = []  # configs in the order they were evaluated
+    self.best_config, self.best_value = None, math.inf
+{state}    try:
+        self.search()
+    except StopIteration:
+        pass  # our own budget is spent, or every configuration has been visited
+    except Exception as e:  # Kernel Tuner's StopCriterionReached, matched by name: kernel_tuner is optional
+        if type(e).__name__ != "StopCriterionReached":
+            raise
+    return self.best_config, self.best_value
+
+def spent(self):
+    """Fraction of the budget spent: the tuner's own measure when it reports one."""
+    own = len(self.cache) / max(1, self.budget)
+    reported = getattr(self.func, "budget_spent_fraction", None)
+    return own if reported is None else max(own, float(reported))
+
+def evaluate(self, config):
+    """The objective of a configuration, measured once; invalid or failed ones come back huge."""
+    config = tuple(config)
+    if config in self.cache:
+        return self.cache[config]
+    if len(self.cache) >= self.budget:
+        raise StopIteration
+    value = float(self.func(config))
+    if value != value:  # NaN: treat as failed
+        value = math.inf
+    self.cache[config] = value
+    self.history.append(config)
+    if value < self.best_value:
+        self.best_config, self.best_value = config, value
+    return value
+
+def indices(self, config):
+    """Positions of a configuration's values in each parameter's value list."""
+    return [self.positions[p][v] for p, v in enumerate(config)]
+
+def config_at(self, idx):
+    """The configuration at the given value positions."""
+    return tuple(self.values[p][int(i)] for p, i in enumerate(idx))
+
+def random_unvisited(self, n=1):
+    """Up to n valid configurations not evaluated yet; StopIteration when none are left."""
+    for attempt in range(7):
+        fresh, seen = [], set()
+        for config in self.space.get_random_sample(max(1, n) * 2**attempt):
+            config = tuple(config)
+            if config not in self.cache and config not in seen:
+                seen.add(config)
+                fresh.append(config)
+        if fresh:
+            return fresh[: max(1, n)]
+    raise StopIteration  # every configuration drawn was visited: the space is (nearly) exhausted
+
+def repair(self, config):
+    """A valid, unvisited configuration as close as possible to config (config itself if it is one)."""
+    config = tuple(config)
+    if config not in self.cache and self.space.is_param_config_valid(config):
+        return config
+    for method in ("Hamming", "adjacent"):
+        near = [tuple(c) for c in self.space.get_neighbors(config, neighbor_method=method)]
+        near = [c for c in near if c not in self.cache]
+        if near:
+            return near[int(self.rng.integers(len(near)))]
+    return self.random_unvisited(1)[0]
+'''
+
+# Helpers that several components share; a component lists the ones it calls in `needs`.
+HELPERS = {
+    "local_search": '''
+def local_search(self, start, steps):
+    """Up to `steps` moves from start through the neighbourhood, by the acceptance rule."""
+    current = start
+    for _ in range(steps):
+        options = [c for c in self.neighbours(current) if c not in self.cache]
+        if not options:
+            break  # a local optimum whose neighbourhood is fully explored
+        candidate = self.choose(options)
+        if self.accept(self.evaluate(candidate), self.cache[current]):
+            current = candidate
+    return current
+''',
+}
+
+# ---------------------------------------------------------------------------------------------
+# Schemes: the main loop.
+TRAJECTORY = Component("scheme", "trajectory", "single-point local search", '''
+def search(self):
+    """Single-point search: start from the best initial sample, move through the neighbourhood."""
+    start = self.initial_configs(self.init_size)
+    for config in start:
+        self.evaluate(config)
+    current = min(start, key=self.cache.get)
+    stall = 0  # evaluations since the current point last improved
+    while True:
+        #@jump: if self.rng.random() < self.jump_rate:  # a random probe; move there if it is better
+        #@jump:     probe = self.random_unvisited(1)[0]
+        #@jump:     if self.evaluate(probe) < self.cache[current]:
+        #@jump:         current, stall = probe, 0
+        #@jump:     continue
+        options = [c for c in self.neighbours(current) if c not in self.cache]
+        #@tabu: options = [c for c in options if self.allowed(c)] or options
+        if not options:  # a local optimum whose neighbourhood is fully explored
+            current, stall = self.restart(current), 0
+            continue
+        candidate = self.choose(options)
+        value = self.evaluate(candidate)
+        #@adapt: self.adapt_step(value < self.cache[current])
+        if self.accept(value, self.cache[current]):
+            stall = 0 if value < self.cache[current] else stall + 1
+            #@tabu: self.remember_move(current, candidate)
+            current = candidate
+        else:
+            stall += 1
+        #@restart: if stall >= self.patience:
+        #@restart:     current, stall = self.restart(current), 0
+''', ("init_size",))
+
+POPULATION = Component("scheme", "population", "population search", '''
+def search(self):
+    """Population search: tournament selection, variation, repair to valid unvisited configurations."""
+    population = list(self.initial_configs(self.pop_size))
+    for config in population:
+        self.evaluate(config)
+    stall = 0  # generations without a new best
+    while True:
+        best_before = self.best_value
+        children = []
+        for _ in range(self.pop_size):
+            mother, father = self.select(population), self.select(population)
+            idx = self.crossover(self.indices(mother), self.indices(father))
+            child = self.repair(self.config_at(self.mutate(idx)))
+            value = self.evaluate(child)
+            #@adapt: self.adapt_step(value < self.cache[mother])
+            children.append(child)
+        population = self.replace(population, children)
+        #@memetic: # refine the best member by local search, replacing the worst member
+        #@memetic: improved = self.local_search(population[0], self.ls_steps)
+        #@memetic: if improved not in population:
+        #@memetic:     population = sorted(population[:-1] + [improved], key=self.cache.get)
+        stall = 0 if self.best_value < best_before else stall + 1
+        #@restart: if stall >= self.patience:
+        #@restart:     population, stall = self.restart_population(population), 0
+''', ("pop_size", "tournament_size"))
+SCHEMES = {c.name: c for c in (TRAJECTORY, POPULATION)}
+
+# ---------------------------------------------------------------------------------------------
+# Initialisation.
+INITS = {c.name: c for c in (
+    Component("init", "random", "random initial sample", '''
+def initial_configs(self, n):
+    """Initialisation: n distinct random valid configurations."""
+    return self.random_unvisited(n)
+'''),
+    Component("init", "spread", "Latin-hypercube-like spread initial sample", '''
+def initial_configs(self, n):
+    """Initialisation: a Latin-hypercube-like spread over each parameter's value indices, repaired."""
+    n = max(1, int(n))
+    columns = []
+    for vals in self.values:
+        # one stratum per point, so every part of each parameter's range gets a sample
+        strata = ((np.arange(n) + self.rng.random(n)) / n * len(vals)).astype(int)
+        columns.append(self.rng.permutation(np.minimum(strata, len(vals) - 1)))
+    configs = []
+    for row in zip(*columns):
+        config = self.repair(self.config_at(row))
+        if config not in configs:
+            configs.append(config)
+    return configs
+'''),
+)}
+
+# ---------------------------------------------------------------------------------------------
+# Neighbourhoods (trajectory search and the local search of memetic populations).
+def _kt_neighbourhood(method: str, meaning: str) -> Component:
+    return Component("neighbourhood", method, f"{method} neighbours", f'''
+def neighbours(self, config):
+    """Neighbourhood: {meaning} (Kernel Tuner's "{method}" neighbours)."""
+    return [tuple(c) for c in self.space.get_neighbors(tuple(config), neighbor_method="{method}")]
+''')
+
+
+NEIGHBOURHOODS = {c.name: c for c in (
+    _kt_neighbourhood("Hamming", "configurations that differ in exactly one parameter"),
+    _kt_neighbourhood("adjacent", "configurations one value step away in any parameters"),
+    _kt_neighbourhood("strictly-adjacent", "configurations at most one value step away in every parameter"),
+    Component("neighbourhood", "mixed", "adjacent-then-Hamming neighbours", '''
+def neighbours(self, config):
+    """Neighbourhood: small adjacent steps first; Hamming neighbours once those are all visited."""
+    near = [tuple(c) for c in self.space.get_neighbors(tuple(config), neighbor_method="strictly-adjacent")]
+    if any(c not in self.cache for c in near):
+        return near
+    return [tuple(c) for c in self.space.get_neighbors(tuple(config), neighbor_method="Hamming")]
+'''),
+    Component("neighbourhood", "index-step", "index-step mutants", '''
+def neighbours(self, config):
+    """Neighbourhood: pool_size mutants of config (steps over value indices), repaired to validity."""
+    base = self.indices(config)
+    # a list, not a generator: StopIteration (space exhausted) must reach __call__ unchanged
+    pool = [self.repair(self.config_at(self.mutate(base))) for _ in range(self.pool_size)]
+    return list(dict.fromkeys(pool))
+''', ("pool_size",)),
+)}
+
+# ---------------------------------------------------------------------------------------------
+# Move selection among the unvisited options.
+SCREENINGS = {c.name: c for c in (
+    Component("screening", "none", "random move order", '''
+def choose(self, options):
+    """Move selection: a uniformly random unvisited option."""
+    return options[int(self.rng.integers(len(options)))]
+'''),
+    Component("screening", "knn", "k-nearest-neighbour screening of moves", '''
+def choose(self, options):
+    """Move selection: the option that a k-nearest-neighbour model of past measurements predicts best."""
+    if len(self.history) < 3 or len(options) == 1 or self.rng.random() < self.explore_rate:
+        return options[int(self.rng.integers(len(options)))]
+    while len(self.knn_x) < len(self.history):  # extend the model with new measurements
+        self.knn_x.append(self.indices(self.history[len(self.knn_x)]))
+    known = np.asarray(self.knn_x, dtype=float) / self.knn_scale
+    # ranks, not raw values: robust to the objective's scale; failures rank worst
+    ranks = np.argsort(np.argsort([self.cache[c] for c in self.history])).astype(float)
+    cand = np.asarray([self.indices(c) for c in options], dtype=float) / self.knn_scale
+    dist = np.abs(cand[:, None, :] - known[None, :, :]).sum(axis=2)
+    k = min(self.knn_k, len(ranks))
+    nearest = np.argpartition(dist, k - 1, axis=1)[:, :k]
+    weights = 1.0 / (np.take_along_axis(dist, nearest, axis=1) + 1e-6)
+    predicted = (weights * ranks[nearest]).sum(axis=1) / weights.sum(axis=1)
+    return options[int(np.argmin(predicted))]
+''', ("knn_k", "explore_rate"),
+        state="self.knn_x = []  # value positions of measured configs, in history order\n"
+              "self.knn_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=float)\n"),
+)}
+
+# ---------------------------------------------------------------------------------------------
+# Acceptance of a measured move.
+_FAILED = "if value >= 1e300:  # failed or invalid: never move there\n        return False\n    "
+ACCEPTANCES = {c.name: c for c in (
+    Component("acceptance", "greedy", "greedy acceptance", '''
+def accept(self, value, current_value):
+    """Acceptance: move only to better configurations."""
+    return value < current_value
+'''),
+    Component("acceptance", "annealing", "simulated-annealing acceptance", f'''
+def accept(self, value, current_value):
+    """Acceptance: worse moves pass with probability exp(-relative loss / T); T cools with the budget."""
+    {_FAILED}if value < current_value:
+        return True
+    temperature = self.start_temperature * max(1e-3, 1.0 - self.spent())
+    loss = (value - current_value) / max(abs(current_value), 1e-12)
+    return self.rng.random() < math.exp(-min(loss / temperature, 700.0))
+''', ("start_temperature",)),
+    Component("acceptance", "threshold", "threshold acceptance", f'''
+def accept(self, value, current_value):
+    """Acceptance: anything within a relative threshold of the current value; it shrinks with the budget."""
+    {_FAILED}return value - current_value <= self.threshold * (1.0 - self.spent()) * abs(current_value)
+''', ("threshold",)),
+    Component("acceptance", "late", "late acceptance", f'''
+def accept(self, value, current_value):
+    """Acceptance: better than now, or better than the current value history_length moves ago."""
+    {_FAILED}if len(self.late) < self.history_length:
+        self.late.append(current_value)
+    slot = self.late_step % len(self.late)
+    ok = value < current_value or value <= self.late[slot]
+    self.late[slot] = value if ok else current_value
+    self.late_step += 1
+    return ok
+''', ("history_length",), state="self.late, self.late_step = [], 0  # late-acceptance memory\n"),
+)}
+
+# ---------------------------------------------------------------------------------------------
+# Memory beyond the visited set (which every optimizer keeps in self.cache).
+MEMORIES = {c.name: c for c in (
+    Component("memory", "visited", "a visited set"),
+    Component("memory", "tabu", "a tabu list of recent moves", '''
+def allowed(self, config):
+    """Memory: a move may not restore a parameter value changed within the last tabu_tenure moves."""
+    return not any(config[p] == v for p, v in self.tabu)
+
+def remember_move(self, current, config):
+    """Memory: make the values left behind by this move tabu for a while."""
+    for p, (old, new) in enumerate(zip(current, config)):
+        if old != new:
+            self.tabu.append((p, old))
+''', ("tabu_tenure",), ("collections",), "self.tabu = collections.deque(maxlen=self.tabu_tenure)\n", "tabu"),
+)}
+
+# ---------------------------------------------------------------------------------------------
+# Restarts. The trajectory scheme always needs `restart` (to escape an explored local optimum);
+# the component decides how, and whether stagnation also triggers it (tag "restart").
+RESTARTS = {c.name: c for c in (
+    Component("restart", "none", "no restarts", '''
+def restart(self, current):
+    """Escape: continue from a random unvisited configuration."""
+    config = self.random_unvisited(1)[0]
+    self.evaluate(config)
+    return config
+'''),
+    Component("restart", "random", "random restarts on stagnation", '''
+def restart(self, current):
+    """Restart: continue from the best of restart_sample fresh random configurations."""
+    fresh = self.random_unvisited(self.restart_sample)
+    for config in fresh:
+        self.evaluate(config)
+    return min(fresh, key=self.cache.get)
+''', ("patience", "restart_sample"), tag="restart"),
+    Component("restart", "perturb", "perturbation restarts from the best (iterated local search)", '''
+def restart(self, current):
+    """Restart: kick the best configuration by changing kick_size random parameters, repaired."""
+    idx = self.indices(self.best_config if self.best_config is not None else current)
+    for p in self.rng.choice(len(idx), size=min(self.kick_size, len(idx)), replace=False):
+        idx[int(p)] = int(self.rng.integers(len(self.values[int(p)])))
+    config = self.repair(self.config_at(idx))
+    self.evaluate(config)
+    return config
+''', ("patience", "kick_size"), tag="restart"),
+)}
+
+JUMPS = {c.name: c for c in (
+    Component("jump", "none", "no random jumps"),
+    Component("jump", "random", "random jumps", "", ("jump_rate",), tag="jump"),
+)}
