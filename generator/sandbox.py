@@ -343,6 +343,7 @@ class _Host:
                 pos += FRAME.size + arg
             elif kind == b"D":
                 self._require_run().update(done=True)
+                self.oracle.calls += max(0, arg)  # revisits/invalid answered in the child: free, counted
                 pos += FRAME.size
             else:
                 raise _Violation(f"unknown message type {kind!r}")
@@ -362,10 +363,10 @@ class _Host:
             raise _Violation(f"row {row} out of range")
         self._answer(row)
 
-    def _answer(self, row: int | None, config=None) -> None:
-        """Ask the Oracle (by row on the fast path) and send value or stop back."""
+    def _answer(self, row: int) -> None:
+        """Ask the Oracle for a valid row and send value or stop back."""
         try:
-            value = self.oracle.call_row(row) if config is None else self.oracle(config)
+            value = self.oracle.call_row(row)
             frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
         except StopCriterionReached:
             frame = ANSWER.pack(b"S", 0.0, self.oracle.budget_spent_fraction)
@@ -389,10 +390,6 @@ class _Host:
             self.oracle = self._Oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
             self.n_rows = self.spaces[ti].size
             self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
-        elif kind == "cfg":
-            self._require_run()
-            config = msg.get("config")
-            self._answer(None, tuple(config) if isinstance(config, list) else (object(),))
         elif kind == "error":
             self._require_run()["error"] = self._error_from_child(msg)
         else:

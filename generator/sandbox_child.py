@@ -12,8 +12,9 @@ A fresh process per run (fork of a clean host, a few ms) means that nothing a ca
 memory, in class attributes or in files carries over from one repeat to the next.
 
 Wire format (little endian). run -> evaluator, on the request pipe: 5-byte frames, a type byte
-and an int32: b"E" row (evaluate a valid configuration by its row), b"D" 0 (run finished),
-b"J" n followed by n bytes of JSON (start / configuration outside the space / error).
+and an int32: b"E" row (evaluate a valid configuration by its row), b"D" n (run finished; n calls
+were answered in the run process: revisits and configurations outside the space), b"J" n
+followed by n bytes of JSON (start / error).
 evaluator -> run, on the response pipe: 17-byte frames b"V"|b"S", float64 value, float64
 budget_spent_fraction ("S" = stop: the budget is spent). host -> evaluator, on the control pipe:
 b"J" n JSON frames only (ready / began run k with pids / run k exited with status).
@@ -80,11 +81,22 @@ def read_exact(fd: int, n: int) -> bytes:
 
 
 class CostFunction:
-    """The `func` a candidate receives: each call asks the evaluating process for the cost."""
+    """The `func` a candidate receives: a new configuration is a round trip to the evaluator.
+
+    Kernel Tuner's CostFunc semantics, as the Oracle implements them, decide what needs the
+    evaluator: only the first evaluation of a valid configuration (it is charged and recorded).
+    A revisit returns the value this run already received, and a configuration outside the space
+    costs float max; both are free in the budget, so they are answered here without a round trip
+    (counted, and the count is reported when the run ends). Once the evaluator has said "stop",
+    every call raises at once.
+    """
 
     def __init__(self, space, req_fd: int, resp_fd: int, rows: dict | None = None):
         self._space, self._req, self._resp = space, req_fd, resp_fd
         self._rows = rows if rows is not None else {}  # config tuple -> row, built once per host
+        self._seen: dict[int, float] = {}  # values this run has been told already
+        self._stopped = False
+        self.local_calls = 0
         self.budget_spent_fraction = 0.0
 
     def __call__(self, config, check_restrictions=True):
@@ -92,24 +104,28 @@ class CostFunction:
         row = self._rows.get(config)
         if row is None:
             row = self._space.row_of(config)
-        if row is None:  # outside the space: the evaluator decides (it answers float max)
-            send_json(self._req, {"t": "cfg", "config": [_plain(v) for v in config]})
-        else:
-            os.write(self._req, FRAME.pack(b"E", row))
+        if self._stopped:
+            raise stop_class()("budget spent")
+        if row is None:  # outside the space: float max, free (Kernel Tuner's InvalidConfig)
+            self.local_calls += 1
+            return sys.float_info.max
+        value = self._seen.get(row)
+        if value is not None:
+            self.local_calls += 1
+            return value
+        os.write(self._req, FRAME.pack(b"E", row))
         kind, value, fraction = ANSWER.unpack(read_exact(self._resp, ANSWER.size))
         self.budget_spent_fraction = fraction
         if kind == b"S":
+            self._stopped = True
             raise stop_class()("budget spent")
+        self._seen[row] = value
         return value
 
     eval = __call__
 
     def eval_all(self, configs, check_restrictions=True):
         return [self(c) for c in configs]
-
-
-def _plain(v):
-    return v.item() if hasattr(v, "item") else v
 
 
 # ----------------------------------------------------------------------------------- errors
@@ -164,14 +180,14 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
         optimizer(func, space)
     except BaseException as exc:  # noqa: BLE001 - everything the candidate does wrong is reported
         if _is_stop(exc):
-            _finish(req_fd)  # the budget ended the run, as in Kernel Tuner's OptAlgWrapper
+            _finish(req_fd, func.local_calls)  # the budget ended the run, as in Kernel Tuner's OptAlgWrapper
         _flush()
         try:
             send_json(req_fd, describe_error(exc, stage, lines, job["limits"].memory_mb))
         except BaseException:
             pass
         os._exit(0)
-    _finish(req_fd)
+    _finish(req_fd, func.local_calls)
 
 
 def _is_stop(exc: BaseException) -> bool:
@@ -188,10 +204,10 @@ def _flush() -> None:
             pass
 
 
-def _finish(req_fd: int) -> None:
+def _finish(req_fd: int, local_calls: int) -> None:
     _flush()
     try:
-        os.write(req_fd, FRAME.pack(b"D", 0))
+        os.write(req_fd, FRAME.pack(b"D", min(int(local_calls), 2**31 - 1)))
     except BaseException:
         pass
     os._exit(0)  # do not wait for threads the candidate left running
@@ -314,6 +330,12 @@ def main() -> None:
             pass
     spaces = {i: SearchSpace(spec) for i, spec in job["specs"].items()}
     job["rows"] = {i: {cfg: row for row, cfg in enumerate(sp.configs)} for i, sp in spaces.items()}
+    for sp in spaces.values():  # build the neighbour indexes once; every forked run inherits them
+        for method in ("Hamming", "adjacent", "strictly-adjacent"):
+            try:
+                sp.get_neighbors(sp.config_of(0), neighbor_method=method)
+            except Exception:
+                pass
     send_json(ctl_out, {"t": "ready"})
     fds = {"req": req, "resp": resp}
     for k, (ti, _repeat, _seed) in enumerate(job["runs"]):
