@@ -241,7 +241,19 @@ def format_fitness(name: str, fitness: Fitness) -> str:
     lines = [f"{'task':<{width}}  {'P':>7}  {'std':>6}  {'fevals':>7}"]
     for t, tf in fitness.per_task.items():
         lines.append(f"{t:<{width}}  {tf.score:7.3f}  {tf.std:6.3f}  {tf.fevals:7.0f}")
-    held = [k for k, v in fitness.metadata.get("protections", {}).get("held", {}).items() if v]
+    held = fitness.metadata.get("protections", {}).get("held", {})
     lines.append(f"{name}: mean P = {fitness.score:.3f} ({fitness.metadata.get('repeats')} repeats, "
-                 f"{fitness.wall_s:.1f} s; walls held: {len(held)})")
+                 f"{fitness.wall_s:.1f} s; walls held: {sum(map(bool, held.values()))}/{len(held)})")
+    missing = weak_walls(held)
+    if missing:
+        lines.append(f"warning: sandbox walls that did not hold here: {', '.join(missing)} "
+                     "(see README 'Security model'; run as root in a container for all of them)")
     return "\n".join(lines)
+
+
+MAIN_WALLS = ("network_namespace", "mount_namespace", "hidden_paths", "private_proc", "unprivileged_user")
+
+
+def weak_walls(held: dict) -> list[str]:
+    """The main walls that did not hold in some run (an empty list when all did)."""
+    return [w for w in MAIN_WALLS if held and not held.get(w, False)]

@@ -179,3 +179,13 @@ def test_cli_evaluate_user_errors(tmp_path, hub_dir, capsys):
     assert "no task name matches" in capsys.readouterr().err
     assert main(["evaluate", str(RANDOM_WALK), "--tasks", str(hub_dir), "--hp", "oops"]) == 2
     assert "NAME=VALUE" in capsys.readouterr().err
+
+
+def test_weak_walls_are_named():
+    from generator.evaluate import weak_walls
+
+    assert weak_walls({}) == []
+    assert weak_walls({w: True for w in ("network_namespace", "mount_namespace", "hidden_paths", "private_proc",
+                                         "unprivileged_user")}) == []
+    assert weak_walls({"network_namespace": False, "rlimit_cpu": True}) == [
+        "network_namespace", "mount_namespace", "hidden_paths", "private_proc", "unprivileged_user"]
