@@ -35,7 +35,10 @@ def _cmd_lineage(args) -> int:
     from generator.lineage import Lineage
     from generator.lineage_views import render_tree
 
-    print(render_tree(Lineage.load(args.run_dir), args.id, color=sys.stdout.isatty()))
+    import shutil
+
+    columns = shutil.get_terminal_size((120, 24)).columns
+    print(render_tree(Lineage.load(args.run_dir), args.id, color=sys.stdout.isatty(), columns=columns))
     return 0
 
 

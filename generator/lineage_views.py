@@ -34,7 +34,7 @@ def score_label(lineage: Lineage, cid: str) -> str:
     return f"{c.score:.3f}" if c.score is not None else "pending"
 
 
-def render_tree(lineage: Lineage, cid: str | None = None, color: bool = False, width: int = 60) -> str:
+def render_tree(lineage: Lineage, cid: str | None = None, color: bool = False, columns: int = 120) -> str:
     """The family tree of the whole run, or the ancestry of one candidate; the best path marked."""
     if not lineage.candidates:
         return f"{lineage.run_dir}: no candidates yet"
@@ -56,7 +56,8 @@ def render_tree(lineage: Lineage, cid: str | None = None, color: bool = False, w
         note = f" (also from {', '.join(extra)})" if extra else ""
         mark = "*" if node in on_path else " "
         # fixed columns first so that scores line up whatever the depth of the node
-        text = f"{score_label(lineage, node):>14}  {c.operator:<8}  {prefix}{branch}{node}  {_one_line(c.description or (c.error or {}).get('message'), width)}{note}"
+        text = f"{score_label(lineage, node):>14}  {c.operator:<8}  {prefix}{branch}{node}  "
+        text += _one_line(c.description or (c.error or {}).get("message"), max(24, columns - len(text) - 2)) + note
         if node == cid:
             text += "  <-"
         if color:

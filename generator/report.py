@@ -108,16 +108,22 @@ def _layout(lineage: Lineage) -> dict:
     for c in lineage.candidates.values():
         rows.setdefault(c.generation, []).append(c.id)
     x: dict[str, float] = {}
+    widest = max((len(r) for r in rows.values()), default=1)
     for gen in sorted(rows):
         def key(cid: str) -> tuple:
             px = [x[p] for p in lineage.parents(cid) if p in x]
             return (sum(px) / len(px) if px else float("inf"), cid)  # newcomers go to the right
 
-        for i, cid in enumerate(sorted(rows[gen], key=key)):
-            x[cid] = i
+        order = sorted(rows[gen], key=key)
+        wanted = [key(cid)[0] for cid in order if key(cid)[0] != float("inf")]
+        # a compact row in parent order, shifted towards its parents as far as the widest row allows
+        shift = round(sum(wanted) / len(wanted) - (len(order) - 1) / 2) if wanted else 0
+        shift = min(max(shift, 0), widest - len(order))
+        for i, cid in enumerate(order):
+            x[cid] = i + shift
     gens = sorted(rows)
     pos = {cid: [LEFT + DX * x[cid], TOP + DY * gens.index(lineage.get(cid).generation)] for cid in x}
-    width = LEFT + DX * max((len(r) for r in rows.values()), default=1) + 20
+    width = LEFT + DX * widest + 20
     return {"pos": pos, "colours": _colours(lineage), "width": width, "height": TOP + DY * max(len(gens), 1),
             "rows": [[g, TOP + DY * i] for i, g in enumerate(gens)]}
 
