@@ -55,6 +55,14 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def checked_url(url: str, where: str = "--executor") -> str:
+    """The URL if it is a valid executor URL, else a one-line TunesmithError naming `where`."""
+    problem = url_problem(url)
+    if problem:
+        raise TunesmithError(f"{where}: {problem}")
+    return url
+
+
 def scheduler_address(url: str) -> str:
     """The Dask address of `dask://HOST:PORT` (tcp://HOST:PORT); tcp:// and tls:// pass through."""
     problem = url_problem(url)
@@ -129,11 +137,12 @@ class DaskExecutor(cf.Executor):
         def on_dask_done(f):
             with self._lock:
                 self._inflight.discard(f)
-            if cfut.cancelled() or f.status == "cancelled":
-                cfut.cancel()
-                cfut.set_running_or_notify_cancel()  # wakes cf.wait() on a cancelled future
-                return
             if not cfut.set_running_or_notify_cancel():
+                return  # we cancelled it; the call above woke cf.wait() on it
+            if f.status == "cancelled":  # not by us: the scheduler dropped it (restarted, lost, shut down)
+                cfut.set_exception(TunesmithError(
+                    f"executor {self.url!r}: the Dask cluster dropped an evaluation (scheduler restarted or "
+                    f"gone); check the cluster, then continue the run with `tunesmith resume RUN_DIR`"))
                 return
             try:
                 cfut.set_result(f.result())

@@ -134,6 +134,24 @@ def test_gpu_job_without_gpu_workers_fails_fast(dask_ex, conv_task):
         dask_ex.submit(len, SimpleNamespace(tasks=[live], runs=[(0, 0, 1)]))
 
 
+def test_evaluation_dropped_by_the_cluster_is_a_clear_error(dask_ex):
+    future = dask_ex.submit(time.sleep, 2)  # a worker cannot interrupt it: keep it short
+    with dask_ex._lock:
+        dropped = list(dask_ex._inflight)
+    dask_ex.client.cancel(dropped)  # as when the scheduler restarts or goes away
+    with pytest.raises(TunesmithError, match="dropped an evaluation.*tunesmith resume"):
+        future.result(timeout=30)
+
+
+def test_cancelled_evaluation_wakes_its_waiters(dask_ex):
+    from concurrent.futures import wait
+
+    future = dask_ex.submit(time.sleep, 2)  # a worker cannot interrupt it: keep it short
+    assert future.cancel()
+    done, pending = wait([future], timeout=30)
+    assert future in done and not pending
+
+
 def test_dask_scores_identical_to_local(dask_ex, conv_task, local_fitness):
     """Same seeds, same candidate: the Dask cluster's Fitness equals the local pool's, run for run."""
     from generator.evaluate import evaluate_source
