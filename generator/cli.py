@@ -206,6 +206,27 @@ COMMANDS["hpo"] = (_setup_hpo, _cmd_hpo, "tune the hyperparameters of a run's be
 COMMANDS["export"] = (_setup_export, _cmd_export, "write a candidate as a Kernel Tuner strategy module")
 
 
+# --- cache (problems, live) ---------------------------------------------------------------
+def _setup_cache(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="cache_command", required=True)
+    b = sub.add_parser("build", help="brute-force a problem's search space on this machine's GPU (resumable)")
+    b.add_argument("problem", help="problem spec, e.g. problems/gemm/problem.toml")
+    b.add_argument("--out", default=None, help="output folder (default: problems/caches/<problem>)")
+    b.add_argument("--time-limit", type=float, default=None, help="stop after this many seconds; rerun to resume")
+    b.add_argument("--sample", type=int, default=None, help="measure only N random configurations (a quick check)")
+
+
+def _cmd_cache(args) -> int:
+    from generator.live import build_cache
+
+    build = build_cache(args.problem, args.out, time_limit=args.time_limit, sample=args.sample)
+    print(build.summary())
+    return 0
+
+
+COMMANDS["cache"] = (_setup_cache, _cmd_cache, "build measured search spaces of problems (cache build PROBLEM)")
+
+
 # --- evaluate (issue 3: sandbox) ------------------------------------------------------------
 def _setup_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="Python file with one optimizer class (the candidate interface)")
