@@ -77,14 +77,19 @@ def unshare_namespaces(prot: Protections) -> None:
         except OSError:
             prot.mark("network_namespace", False)
         return
-    if not root:
-        _map_user_ns(uid, gid)
-    prot.mark("namespaces", True)
     prot.mark("network_namespace", True)
+    if not root:
+        try:
+            _map_user_ns(uid, gid)
+        except OSError as exc:  # unmapped: no mounts possible, but the network namespace still holds
+            prot.mark("namespaces", False, f"user namespace mapping refused: {exc}")
+            return
+    prot.mark("namespaces", True)
 
 
 def _map_user_ns(uid: int, gid: int) -> None:
-    """Map the caller to root inside its new user namespace (capabilities are dropped later)."""
+    """Keep the caller's own uid and gid inside its new user namespace (not root there: setuid(0)
+    fails); the capabilities the namespace grants for mounting are dropped before the candidate runs."""
     def write(path, text):
         with open(path, "w") as fh:
             fh.write(text)
@@ -92,8 +97,8 @@ def _map_user_ns(uid: int, gid: int) -> None:
         write("/proc/self/setgroups", "deny")
     except OSError:
         pass
-    write("/proc/self/uid_map", f"0 {uid} 1")
-    write("/proc/self/gid_map", f"0 {gid} 1")
+    write("/proc/self/uid_map", f"{uid} {uid} 1")
+    write("/proc/self/gid_map", f"{gid} {gid} 1")
 
 
 def _mount(src, target, fstype, flags, data=None) -> None:
@@ -272,6 +277,6 @@ def die_with_parent() -> None:
     libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def set_undumpable() -> None:
-    """Other processes of the same user may not ptrace this one or read its memory."""
-    libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+def set_dumpable(on: bool) -> None:
+    """Off: other processes of the same user may not ptrace this one or read its memory."""
+    libc().prctl(PR_SET_DUMPABLE, int(on), 0, 0, 0)

@@ -392,6 +392,11 @@ class _Host:
             self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
         elif kind == "error":
             self._require_run()["error"] = self._error_from_child(msg)
+        elif kind == "setup-error":
+            if self.run_state:  # after "start" only the candidate can have written it
+                raise _Violation("forged set-up message")
+            raise SandboxError(f"the sandbox could not set up run {self.k}: {str(msg.get('message'))[:300]}; "
+                               "try SandboxConfig(isolate=False) and report the message")
         else:
             raise _Violation(f"unknown message {kind!r}")
 

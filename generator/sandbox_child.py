@@ -254,6 +254,14 @@ def _close_fds_except(keep: set[int]) -> None:
                 pass
 
 
+def setup_failed(req_fd: int, exc: BaseException) -> None:
+    """Trusted set-up code failed before the candidate ran: tell the evaluator (not the candidate's fault)."""
+    try:
+        send_json(req_fd, {"t": "setup-error", "message": f"{type(exc).__name__}: {exc}"[:600]})
+    finally:
+        os._exit(70)
+
+
 def _count_user_tasks(uid: int) -> int:
     """Threads the user already runs (RLIMIT_NPROC counts them all) when we cannot change uid."""
     n = 0
@@ -280,6 +288,7 @@ def _guard(job: dict, k: int, space, fds: dict, report_fd: int) -> None:
     uid = UID_BASE + os.getpid() if root else None  # None: cannot change user
     nproc_base = 0 if root else _count_user_tasks(os.getuid())
     if job["isolate"]:
+        iso.set_dumpable(True)  # the host is not; a process may only write its own uid_map if it is
         iso.unshare_namespaces(prot)
     else:
         prot.mark("namespaces", False, "isolation switched off")
@@ -289,11 +298,7 @@ def _guard(job: dict, k: int, space, fds: dict, report_fd: int) -> None:
         try:
             _run_process(job, k, space, fds, uid, nproc_base, prot)
         except BaseException as exc:  # a wall failed to go up in trusted code: report, never run
-            try:
-                send_json(fds["req"], {"t": "error", "kind": "killed", "message": f"sandbox set-up failed: {exc!r}",
-                                       "traceback": "", "line": None, "lineno": None})
-            finally:
-                os._exit(70)
+            setup_failed(fds["req"], exc)
     for fd in (fds["req"], fds["resp"]):
         os.close(fd)
     os.write(report_fd, struct.pack("<i", pid))
@@ -315,7 +320,7 @@ def main() -> None:
     ctl_in, ctl_out, req, resp = (int(a) for a in sys.argv[1:5])
     from generator import isolation as iso
 
-    iso.set_undumpable()
+    iso.set_dumpable(False)
     iso.die_with_parent()
     (n,) = struct.unpack("<i", read_exact(ctl_in, 4))
     job = pickle.loads(read_exact(ctl_in, n))  # trusted: it comes from the evaluating process
@@ -343,9 +348,14 @@ def main() -> None:
         pid = os.fork()
         if pid == 0:
             os.close(rd)
-            for fd in (ctl_in, ctl_out):
-                os.close(fd)
-            _guard(job, k, spaces[ti], fds, wr)
+            try:
+                for fd in (ctl_in, ctl_out):
+                    os.close(fd)
+                _guard(job, k, spaces[ti], fds, wr)
+            except BaseException as exc:
+                setup_failed(fds["req"], exc)
+            finally:
+                os._exit(70)  # a forked guard never returns into the host's loop
         os.close(wr)
         status, run_pid = None, None
         try:

@@ -182,3 +182,100 @@ class Fresh:
     outcome = run_job(_job(conv_task, src, repeats=n_runs, class_name="Fresh"))
     assert outcome.error is None, outcome.error
     assert len(outcome.runs) == n_runs
+
+
+NON_ROOT_SCRIPT = '''
+import json, sys
+from generator.evaluate import evaluate_source
+from generator.sandbox import SandboxConfig
+from generator.tasks import load_tasks
+
+task = load_tasks(sys.argv[1] + "/cachefiles/convolution_milo/A100.json.gz")  # hub layout: T1 restrictions
+peek = """
+class Peek:
+    def __call__(self, func, searchspace):
+        import os, socket
+        seen = []
+        for path in (%r, %r):
+            try:
+                seen.append(len(open(path, "rb").read(1)) > 0)
+            except OSError:
+                seen.append(False)
+        try:
+            socket.create_connection(("8.8.8.8", 53), timeout=1)
+            seen.append(True)
+        except OSError:
+            seen.append(False)
+        raise RuntimeError(repr(seen))
+""" % (str(task[0].source), sys.argv[2])
+walk = open(sys.argv[2]).read()
+out = {}
+for name, src in (("walk", walk), ("peek", peek)):
+    f = evaluate_source(src, task, repeats=2, seed=0, config=SandboxConfig(timeout_s=20, startup_s=120))
+    out[name] = f.to_dict()
+print("RESULT " + json.dumps(out))
+'''
+
+
+def _unreadable_ancestor(path: str):
+    """The outermost directory above `path` that other users cannot enter (e.g. /root), and its child."""
+    parts = os.path.realpath(path).split("/")[1:]
+    for i in range(1, len(parts)):
+        d = "/" + "/".join(parts[:i])
+        if not os.stat(d).st_mode & 0o001:
+            return d, d + "/" + parts[i]
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user for the test")
+def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir):
+    """Run an evaluation as user nobody: mount/PID/network walls come from a user namespace."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from generator.sandbox import PROJECT_ROOT
+
+    if not (shutil.which("unshare") and shutil.which("setpriv")):
+        pytest.skip("needs util-linux unshare and setpriv")
+    tmp_path = Path(tempfile.mkdtemp(prefix="tunesmith-nonroot-"))  # pytest's tmp_path is root-only
+    os.chmod(tmp_path, 0o755)
+    script = tmp_path / "nonroot.py"
+    script.write_text(NON_ROOT_SCRIPT)
+    try:
+        _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT):
+    import json
+    import subprocess
+
+    walk = PROJECT_ROOT / "benchmarks" / "strategies" / "random_walk.py"
+    lines = ["set -e"]
+    hidden = _unreadable_ancestor(sys.prefix)
+    if hidden:  # Python lives under a directory nobody may enter (pyenv under /root): open a path to it
+        outer, inner = hidden
+        lines += [f"mkdir -p {tmp_path}/py", f"mount --bind {inner} {tmp_path}/py",
+                  f"mount -t tmpfs -o mode=0755 tmpfs {outer}", f"mkdir -p {inner}", f"mount --bind {tmp_path}/py {inner}"]
+    lines.append(f"exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp "
+                 f"PYTHONPATH={PROJECT_ROOT} {sys.executable} {script} {hub_dir} {walk}")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", "\n".join(lines)], capture_output=True, text=True,
+                          timeout=300, cwd="/tmp")
+    found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert found, proc.stdout[-2000:] + proc.stderr[-2000:]
+    res = json.loads(found[0][7:])
+    walk_fit = res["walk"]
+    assert walk_fit["error"] is None, walk_fit["error"]
+    held = walk_fit["metadata"]["protections"]["held"]
+    assert held["namespaces"] and held["network_namespace"] and held["hidden_paths"] and held["private_proc"]
+    assert held["capabilities_dropped"] and held["unprivileged_user"] is False
+    from generator.evaluate import evaluate_source
+
+    as_root = evaluate_source(walk.read_text(), [conv_task], repeats=2, seed=0)
+    assert walk_fit["score"] == pytest.approx(as_root.score, abs=1e-12)
+    # the cache file and this very project are hidden, the network is unreachable
+    assert res["peek"]["error"]["message"] == "RuntimeError: [False, False, False]"

@@ -1,4 +1,4 @@
-# expect: ok|exception
+# expect: ok|exception|timeout
 # cheat: yes
 # Searches the file system for Kernel Tuner cache files and evaluates the best entry it finds.
 import gzip
