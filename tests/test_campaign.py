@@ -123,7 +123,7 @@ def test_kill_9_then_resume_loses_nothing_and_matches_an_uninterrupted_run(serve
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
         lines = (run / "candidates.jsonl").read_text().count("\n") if (run / "candidates.jsonl").exists() else 0
         if lines >= 2:
