@@ -174,3 +174,19 @@ def test_exported_module_runs_in_autotuning_methodology(run_dir, tmp_path, plain
         scores = get_strategy_scores(str(tmp_path / "experiment.json"))
     score = float(scores["am_strategy"]["score"])
     assert -2.0 < score <= 1.0
+
+
+def test_generalisation_table_puts_train_and_test_side_by_side(run_dir, tmp_path, conv_task, hub_tasks):
+    from generator.generalisation import compare, markdown, write
+
+    path = export_run(run_dir, "gen_table", out_dir=tmp_path / "pkg").module
+    test_task = next(t for t in hub_tasks if t.name == "convolution_milo/A4000")
+    g = compare([conv_task], [test_task], [str(path), "random_sample"], repeats=2, workers=1, progress=False)
+    assert [r.label for r in g.rows if r.generated] == ["pkg.gen_table"]
+    for row in g.rows:
+        assert row.train == row.per_task["convolution_milo/A100"]
+        assert row.test == row.per_task["convolution_milo/A4000"]
+    table = markdown(g)
+    assert "| **pkg.gen_table** |" in table and "convolution/A4000 (test)" in table
+    write(g, tmp_path / "g.json", tmp_path / "g.md")
+    assert json.loads((tmp_path / "g.json").read_text())["repeats"] == 2
