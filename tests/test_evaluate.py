@@ -150,7 +150,8 @@ def test_cli_evaluate_writes_bench_shaped_json(tmp_path, hub_dir, capsys):
     from generator.cli import main
 
     out = tmp_path / "out.json"
-    rc = main(["evaluate", str(RANDOM_WALK), "--tasks", str(hub_dir), "--task", "convolution_milo/A100",
+    conv = str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")  # one hub task, its T1 applied
+    rc = main(["evaluate", str(RANDOM_WALK), "--tasks", conv, "--task", "convolution_milo/A100",
                "--repeats", "2", "--json", str(out)])
     assert rc == 0
     doc = json.loads(out.read_text())
@@ -161,8 +162,7 @@ def test_cli_evaluate_writes_bench_shaped_json(tmp_path, hub_dir, capsys):
 
     bad = tmp_path / "bad.py"
     bad.write_text("class A:\n    def __call__(self, func, searchspace):\n        raise KeyError('nope')\n")
-    rc = main(["evaluate", str(bad), "--tasks", str(hub_dir), "--task", "convolution_milo/A100",
-               "--repeats", "1", "--json", str(out)])
+    rc = main(["evaluate", str(bad), "--tasks", conv, "--repeats", "1", "--json", str(out)])
     assert rc == 1
     doc = json.loads(out.read_text())
     assert doc["error"]["kind"] == "exception" and doc["error"]["lineno"] == 3
@@ -173,11 +173,12 @@ def test_cli_evaluate_writes_bench_shaped_json(tmp_path, hub_dir, capsys):
 def test_cli_evaluate_user_errors(tmp_path, hub_dir, capsys):
     from generator.cli import main
 
-    assert main(["evaluate", str(tmp_path / "missing.py"), "--tasks", str(hub_dir)]) == 2
+    conv = str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")
+    assert main(["evaluate", str(tmp_path / "missing.py"), "--tasks", conv]) == 2
     assert "cannot read the optimizer file" in capsys.readouterr().err
-    assert main(["evaluate", str(RANDOM_WALK), "--tasks", str(hub_dir), "--task", "no-such-task"]) == 2
+    assert main(["evaluate", str(RANDOM_WALK), "--tasks", conv, "--task", "no-such-task"]) == 2
     assert "no task name matches" in capsys.readouterr().err
-    assert main(["evaluate", str(RANDOM_WALK), "--tasks", str(hub_dir), "--hp", "oops"]) == 2
+    assert main(["evaluate", str(RANDOM_WALK), "--tasks", conv, "--hp", "oops"]) == 2
     assert "NAME=VALUE" in capsys.readouterr().err
 
 
