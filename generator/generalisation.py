@@ -32,6 +32,7 @@ class Row:
     test: float | None
     per_task: dict[str, float] = field(default_factory=dict)
     wall_s: float = 0.0
+    extra: float | None = None  # mean P on further held-out tasks (neither train nor the run's test set)
 
 
 @dataclass
@@ -45,9 +46,25 @@ class Generalisation:
     seed: int
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d"))
     note: str = ""
+    extra: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Generalisation":
+        data = dict(data)
+        data["rows"] = [Row(**r) for r in data["rows"]]
+        return cls(**data)
+
+    def merged(self, other: "Generalisation") -> "Generalisation":
+        """Both tables' rows (same tasks, repeats and seed: bench gives every strategy the same runs)."""
+        if (self.train, self.test, self.extra, self.repeats, self.seed) != \
+                (other.train, other.test, other.extra, other.repeats, other.seed):
+            raise TunesmithError("generalisation: tables differ in tasks, repeats or seed; they cannot be merged")
+        rows = {r.label: r for r in self.rows + other.rows}
+        return Generalisation(self.train, self.test, _sorted(list(rows.values())), self.repeats, self.seed,
+                              self.date, self.note, self.extra)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -62,15 +79,21 @@ def label_of(strategy: str) -> str:
     return strategy
 
 
+def _sorted(rows: list[Row]) -> list[Row]:
+    return sorted(rows, key=lambda row: -(row.test if row.test is not None else row.train or -9))
+
+
 def compare(train: list, test: list, strategies: list[str], repeats: int = 10, seed: int = 0,
-            workers: int | None = None, progress: bool = True, note: str = "") -> Generalisation:
-    """Run every strategy on train + test tasks (bench: same budgets and seeds) and tabulate."""
+            workers: int | None = None, progress: bool = True, note: str = "",
+            extra: list | None = None) -> Generalisation:
+    """Run every strategy on train + test (+ extra) tasks (bench: same budgets and seeds) and tabulate."""
     from generator.bench import bench
     from generator.runner import parse_strategy
 
     if not strategies:
         raise TunesmithError("generalisation: no strategies given; name exported modules and/or built-ins")
-    tasks = list(train) + [t for t in test if t.name not in {x.name for x in train}]
+    extra = list(extra or [])
+    tasks = list(train) + list(test) + extra
     results = bench(tasks, [parse_strategy(s) for s in strategies], repeats=repeats, seed=seed,
                     workers=workers, progress=progress)
     rows = []
@@ -78,9 +101,9 @@ def compare(train: list, test: list, strategies: list[str], repeats: int = 10, s
         per = {name: s.score for name, s in r.per_task.items()}
         rows.append(Row(label_of(strategy), strategy.split(":")[0].endswith(".py"),
                         _mean([per[t.name] for t in train]), _mean([per[t.name] for t in test]),
-                        per, round(r.wall_s, 1)))
-    rows.sort(key=lambda row: -(row.test if row.test is not None else row.train or -9))
-    return Generalisation([t.name for t in train], [t.name for t in test], rows, repeats, seed, note=note)
+                        per, round(r.wall_s, 1), _mean([per[t.name] for t in extra])))
+    return Generalisation([t.name for t in train], [t.name for t in test], _sorted(rows), repeats, seed, note=note,
+                          extra=[t.name for t in extra])
 
 
 def _cell(x: float | None) -> str:
@@ -94,13 +117,15 @@ def _short(name: str) -> str:
 
 def markdown(g: Generalisation) -> str:
     """The table as Markdown: generated strategies in bold; train and test columns side by side."""
-    tasks = g.train + [t for t in g.test if t not in g.train]
-    heads = ["strategy", "train P", "test P"] + [f"{_short(t)} ({'train' if t in g.train else 'test'})"
-                                                 for t in tasks]
+    tasks = g.train + g.test + g.extra
+    kind = {**{t: "extra" for t in g.extra}, **{t: "test" for t in g.test}, **{t: "train" for t in g.train}}
+    heads = ["strategy", "train P", "test P"] + (["extra P"] if g.extra else []) + \
+        [f"{_short(t)} ({kind[t]})" for t in tasks]
     lines = ["| " + " | ".join(heads) + " |", "| " + " | ".join(["---"] + ["---:"] * (len(heads) - 1)) + " |"]
     for row in g.rows:
         name = f"**{row.label}**" if row.generated else row.label
-        cells = [name, _cell(row.train), _cell(row.test)] + [_cell(row.per_task.get(t)) for t in tasks]
+        means = [_cell(row.train), _cell(row.test)] + ([_cell(row.extra)] if g.extra else [])
+        cells = [name, *means] + [_cell(row.per_task.get(t)) for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
