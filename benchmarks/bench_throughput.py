@@ -15,6 +15,7 @@ throughput for N workers. The machine's load average is printed: other people's 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import json
 import math
 import os
@@ -176,11 +177,43 @@ def dask_dispatch(ex, tasks, n: int = 100) -> dict:
     for _ in range(10):
         client.submit(len, payload, pure=False).result()
     carry = (time.perf_counter() - t) / 10
+    t = time.perf_counter()
+    client.gather(client.map(int, range(2000), pure=False))  # many in flight: the scheduler's own rate
+    rate = 2000 / (time.perf_counter() - t)
     return {"noop_roundtrip_ms": round(noop * 1e3, 2), "job_roundtrip_ms": round(carry * 1e3, 2),
-            "job_payload_mb": round(len(payload) / 1e6, 2)}
+            "job_payload_mb": round(len(payload) / 1e6, 2), "tasks_per_s": round(rate, 1)}
 
 
-def model(runs: int, run_s: float, fixed_s: float, scoring_s: float, dispatch_s: float,
+class OneJob(cf.Executor):
+    """Hides the cluster's slot count, so evaluate_source sends each candidate as one job."""
+
+    def __init__(self, ex):
+        self.ex = ex
+
+    def submit(self, fn, /, *args, **kwargs):
+        return self.ex.submit(fn, *args, **kwargs)
+
+
+def run_generation(name: str, workers: int, ex, tasks, evals: int, repeats: int) -> dict:
+    """A generation at once: `evals` candidates in flight together, each one job (as a campaign could
+    evaluate its lambda offspring); local: `workers` threads in this process serve all oracles."""
+    sources = list(CANDIDATES.values())
+
+    def one(i):
+        return evaluate_source(sources[i % len(sources)], tasks, repeats=repeats, seed=i // len(sources),
+                               timeout_s=120, workers=1, executor=OneJob(ex) if ex is not None else None)
+
+    t = time.perf_counter()
+    with cf.ThreadPoolExecutor(max_workers=evals if ex is not None else workers) as pool:
+        fits = list(pool.map(one, range(evals)))
+    wall = time.perf_counter() - t
+    if any(f.error is not None for f in fits):
+        raise SystemExit(f"{name}: a candidate failed: {next(f.error for f in fits if f.error)}")
+    return {"mode": name, "evals": evals, "wall_s": round(wall, 2), "evals_per_min": round(60 * evals / wall, 2),
+            "scores": [round(f.score, 6) for f in fits]}
+
+
+def model(runs: int, run_s: float, fixed_s: float, scoring_s: float, dispatch_s: float, tasks_per_s: float,
           ns=(1, 2, 4, 8, 16, 32, 64)) -> list[dict]:
     """Evaluations/min with N workers, one candidate at a time and a generation of candidates at once.
 
@@ -188,13 +221,13 @@ def model(runs: int, run_s: float, fixed_s: float, scoring_s: float, dispatch_s:
     job's start-up do not shrink; runs are whole, so N > runs gains nothing).
     A generation at once (lambda candidates in flight): N workers each run whole jobs, so the rate is
     N / (fixed + runs * run) per second, until the driver's serial scoring (1/scoring) or the
-    scheduler's dispatch (1/dispatch) is the bottleneck.
+    scheduler's task rate is the bottleneck.
     """
     out = []
     job = fixed_s + runs * run_s
     for n in ns:
         one = scoring_s + fixed_s + math.ceil(runs / min(n, runs)) * run_s + (dispatch_s if n > 1 else 0.0)
-        many = min(n / job, 1 / max(scoring_s, 1e-9), 1 / max(dispatch_s, 1e-9))
+        many = min(n / job, 1 / max(scoring_s, 1e-9), tasks_per_s or float("inf"))
         out.append({"workers": n, "one_at_a_time_per_min": round(60 / one, 1), "generation_per_min": round(60 * many, 1)})
     return out
 
@@ -205,29 +238,34 @@ def main(argv=None) -> int:
     ap.add_argument("--evals", type=int, default=6, help="candidate evaluations per executor (default 6)")
     ap.add_argument("--repeats", type=int, default=5, help="runs per task (default 5, as quickstart)")
     ap.add_argument("--modes", default="local1,local2,dask2", help="comma-separated: local1, local2, dask2")
+    ap.add_argument("--generation", action="store_true",
+                    help="also evaluate --evals candidates at once on each executor (one job each)")
     ap.add_argument("--json", dest="json_out", help="write the results as JSON")
     args = ap.parse_args(argv)
 
     tasks = [t for t in load_tasks(args.hub) if t.name in TASKS]
     load_before = os.getloadavg()
-    executors, dispatch, startup, dask_ex = {}, None, None, None
+    executors, dispatch, startup, clusters = {}, None, {}, []
     for mode in args.modes.split(","):
         if mode.startswith("local"):
             executors[mode] = (int(mode[5:]), None)  # evaluate_source's own local pool
         elif mode.startswith("dask"):
             t = time.perf_counter()
-            dask_ex = get_executor("dask-local", int(mode[4:]))
-            startup = round(time.perf_counter() - t, 2)
-            executors[mode] = (1, dask_ex)  # chunks: one per Dask worker
+            clusters.append(get_executor("dask-local", int(mode[4:])))
+            startup[mode] = round(time.perf_counter() - t, 2)
+            executors[mode] = (1, clusters[-1])  # chunks: one per Dask worker
     try:
         for workers, ex in executors.values():  # warm-up, not timed: imports, score bases, Dask workers
             evaluate_source(CANDIDATES["sampler"], tasks, repeats=1, workers=max(workers, 2), executor=ex)
         results = run_modes(executors, tasks, args.evals, args.repeats)
-        if dask_ex is not None:
-            dispatch = dask_dispatch(dask_ex, tasks)
+        generation = [run_generation(f"{name}-gen", workers, ex, tasks, args.evals, args.repeats)
+                      for name, (workers, ex) in executors.items()
+                      if args.generation and (ex is not None or workers > 1)]
+        if clusters:
+            dispatch = dask_dispatch(clusters[0], tasks)
     finally:
-        if dask_ex is not None:
-            dask_ex.shutdown()
+        for ex in clusters:
+            ex.shutdown()
     load_after = os.getloadavg()
 
     base = results[0]
@@ -237,22 +275,25 @@ def main(argv=None) -> int:
     disp_s = (dispatch or {}).get("job_roundtrip_ms", 0.0) / 1e3
     doc = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
            f"{platform.python_implementation()} {platform.python_version()}", "loadavg_before": load_before,
-           "loadavg_after": load_after, "tasks": list(TASKS), "repeats": args.repeats, "results": results,
+           "loadavg_after": load_after, "tasks": list(TASKS), "repeats": args.repeats, "results": results, "generation": generation,
            "dask_cluster_startup_s": startup, "dask_dispatch": dispatch,
            "model_inputs": {"runs_per_eval": runs, "run_s": round(run_s, 3), "fixed_s": round(fixed_s, 3),
                             "scoring_s": base["scoring_s"], "dispatch_s": disp_s},
-           "model": model(runs, run_s, fixed_s, base["scoring_s"], disp_s)}
+           "model": model(runs, run_s, fixed_s, base["scoring_s"], disp_s, (dispatch or {}).get("tasks_per_s", 0))}
 
     print(f"{doc['date']}  {doc['machine']}  load avg before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     print(f"{len(tasks)} tasks x {args.repeats} repeats per evaluation, {args.evals} evaluations per executor")
     print(f"{'executor':<10}{'s/eval':>9}{'evals/min':>11}{'runs s':>9}{'scoring s':>11}")
     for r in results:
         print(f"{r['mode']:<10}{r['per_eval_s']:>9.2f}{r['evals_per_min']:>11.2f}{r['runs_wall_s']:>9.2f}{r['scoring_s']:>11.3f}")
-    same = len({tuple(r["scores"]) for r in results}) == 1
+    for g in generation:
+        print(f"{g['mode']:<10}{'':>9}{g['evals_per_min']:>11.2f}   ({args.evals} candidates in flight at once)")
+    same = len({tuple(r["scores"]) for r in results + generation}) == 1
     print(f"scores identical across executors: {same}")
     if dispatch:
-        print(f"dask: cluster start {startup:.2f} s; round trip no-op {dispatch['noop_roundtrip_ms']} ms, "
-              f"with a job's {dispatch['job_payload_mb']} MB of tasks {dispatch['job_roundtrip_ms']} ms")
+        print(f"dask: cluster start {startup} s; round trip no-op {dispatch['noop_roundtrip_ms']} ms, "
+              f"with a job's {dispatch['job_payload_mb']} MB of tasks {dispatch['job_roundtrip_ms']} ms; "
+              f"{dispatch['tasks_per_s']:.0f} no-op tasks/s with many in flight")
     mi = doc["model_inputs"]
     print(f"model inputs: {runs} runs x {mi['run_s']:.3f} s, fixed {mi['fixed_s']:.3f} s/eval, "
           f"scoring {mi['scoring_s']:.3f} s/eval, dispatch {mi['dispatch_s'] * 1e3:.1f} ms")

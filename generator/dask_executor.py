@@ -199,7 +199,8 @@ def local_cluster(workers: int, gpus: int | None = None):
         if i < gpus:  # one GPU per worker: CUDA sees only its own device
             options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
         spec[f"tunesmith-{i}"] = {"cls": Nanny, "options": options}
-    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
+    # the HTTP endpoints on a free port of this host only: no clash with a dashboard the user runs
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"}}
     return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=logging.ERROR, name="tunesmith")
 
 
