@@ -26,6 +26,16 @@ COMMANDS: dict[str, tuple] = {}
 
 
 # -- lineage review (issue 8): lineage, show, report -----------------------------------------
+def _print_long(text: str) -> None:
+    """Print a long view; a reader that stops early (`| head`) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush stays quiet
+
+
 def _setup_lineage(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory (finished, running or interrupted)")
     p.add_argument("--id", help="show only the ancestry of this candidate")
@@ -38,7 +48,7 @@ def _cmd_lineage(args) -> int:
     import shutil
 
     columns = shutil.get_terminal_size((120, 24)).columns
-    print(render_tree(Lineage.load(args.run_dir), args.id, color=sys.stdout.isatty(), columns=columns))
+    _print_long(render_tree(Lineage.load(args.run_dir), args.id, color=sys.stdout.isatty(), columns=columns))
     return 0
 
 
@@ -52,7 +62,7 @@ def _cmd_show(args) -> int:
     from generator.lineage import Lineage
     from generator.lineage_views import render_show
 
-    print(render_show(Lineage.load(args.run_dir), args.id, diff=args.diff, color=sys.stdout.isatty()))
+    _print_long(render_show(Lineage.load(args.run_dir), args.id, diff=args.diff, color=sys.stdout.isatty()))
     return 0
 
 
