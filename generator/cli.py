@@ -227,7 +227,7 @@ def _setup_cache(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_cache(args) -> int:
-    from generator.live import build_cache
+    from generator.cache_build import build_cache
 
     build = build_cache(args.problem, args.out, time_limit=args.time_limit, sample=args.sample)
     print(build.summary())

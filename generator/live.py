@@ -1,29 +1,36 @@
-"""Kernel Tuner on a real device: brute-force cache building and the session that live tasks use.
+"""Live tuning: a real kernel, compiled, verified and timed by Kernel Tuner, one configuration at a time.
 
-Both run Kernel Tuner's own `tune_kernel` (CuPy backend for CUDA problems, its C backend for the
-tiny CPU problem) with a strategy object of ours, so compilation, verification, benchmarking and
-the cache file format are Kernel Tuner's. A brute force is resumable: Kernel Tuner appends every
-measured configuration to the cache file, and a later build skips what is there.
+A `LiveSession` keeps Kernel Tuner's `tune_kernel` running in a background thread with a strategy
+object of ours that waits for configurations to measure, so the device, the kernel arguments and
+the reference answer are set up once. A `LiveOracle` has the interface of the cached `Oracle` but
+measures each new configuration through the session (one evaluation at a time per device, also
+across processes). A `LiveTask` is a Task whose answer key is the problem's measured cache for that
+device when there is one (scores are then computed against the brute-force optimum), else empty
+(scores are then computed against a random search of the same budget, run live too).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
-import json
+import fcntl
+import queue
 import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 from generator.errors import TunesmithError
+from generator.oracle import Oracle, StopCriterionReached
 from generator.problems import Problem, load_problem
+from generator.scoring import Budget, Trace
+from generator.space import SearchSpace
+from generator.tasks import AnswerKey, Task
 
 VERIFY_FAILED = "Kernel result verification failed"
 
@@ -87,147 +94,205 @@ def device_label(name: str) -> str:
 
 
 @contextlib.contextmanager
-def _scratch_dir():
+def scratch_dir():
+    """Run Kernel Tuner in a throwaway working directory."""
     # Kernel Tuner writes temporary sources into the working directory (and leaves them on errors).
     with tempfile.TemporaryDirectory(prefix="tunesmith-kt-") as tmp, contextlib.chdir(tmp):
         yield Path(tmp)
 
 
-def _config_key(config) -> str:
+def config_key(config) -> str:
+    """Kernel Tuner's cache key of a configuration."""
     return ",".join(str(v) for v in config)
 
 
-class _BruteForce:
-    """A Kernel Tuner strategy: every configuration not yet cached, one at a time, until a deadline."""
 
-    def __init__(self, deadline: float, progress: bool, sample: int | None = None):
-        self.deadline, self.progress, self.sample = deadline, progress, sample
-        self.total = self.done_before = self.measured = 0
-        self.wrong: list[str] = []
-        self.overheads: dict[str, dict] = {}
-        self.finished = False
 
-    def tune(self, searchspace, runner, tuning_options):
-        from kernel_tuner.util import RuntimeFailedConfig, store_cache
-        from tqdm import tqdm
-
-        configs = searchspace.sorted_list()
-        if self.sample:  # a quick check of a few random configurations before a long brute force
-            picks = np.random.default_rng(0).choice(len(configs), min(self.sample, len(configs)), replace=False)
-            configs = [configs[i] for i in sorted(picks)]
-        todo = [c for c in configs if _config_key(c) not in tuning_options.cache]
-        self.total, self.done_before = len(configs), len(configs) - len(todo)
-        bar = tqdm(todo, desc="brute force", unit="cfg", file=sys.stderr, disable=not self.progress)
-        for config in bar:
-            if time.monotonic() > self.deadline:
-                break
-            start = time.perf_counter()
-            try:
-                result = runner.run([config], tuning_options)[0]
-            except RuntimeError as exc:
-                if VERIFY_FAILED not in str(exc):
-                    raise
-                # A wrong answer is a failed configuration, not a reason to lose the whole run.
-                key = _config_key(config)
-                self.wrong.append(key)
-                entry = dict(zip(tuning_options.tune_params, config))
-                entry.update(__error__=RuntimeFailedConfig(), verification="failed",
-                             compile_time=1000 * (time.perf_counter() - start), verification_time=0,
-                             benchmark_time=0, timestamp=str(datetime.now(timezone.utc)))
-                store_cache(key, entry, tuning_options.cachefile, tuning_options.cache)
-                continue
-            self.measured += 1
-            self.overheads[_config_key(config)] = {k: result.get(k, 0.0) for k in ("framework_time", "strategy_time")}
-        else:
-            self.finished = True
-        bar.close()
-        return []
+@contextlib.contextmanager
+def device_lock(label: str, device: int = 0):
+    """One evaluation at a time per device, across processes (an advisory file lock)."""
+    path = Path(tempfile.gettempdir()) / f"tunesmith-device-{label}-{device}.lock"
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
-class CacheBuild:
-    """What one `tunesmith cache build` run did."""
+class Measurement:
+    """One live evaluation: the objective (NaN when it failed), its cost in seconds, what failed."""
 
-    problem: str
-    device: str
-    partial: Path  # Kernel Tuner's working cache file (JSON, appended to as it goes)
-    final: Path | None  # the gzipped cache, once every configuration is measured
-    total: int  # configurations after restrictions
-    measured_now: int
-    done: int  # measured in this and earlier runs
-    wrong: int  # configurations whose output failed verification (stored as RuntimeFailedConfig)
-    seconds: float
-
-    def summary(self) -> str:
-        if self.partial.name.endswith(".sample.json"):
-            return (f"{self.problem} on {self.device}: sample of {self.total} configurations, {self.measured_now} measured "
-                    f"in {self.seconds:.0f} s, {self.wrong} failed verification (a check, not a cache): {self.partial}")
-        state = f"complete: {self.final}" if self.final else f"partial: {self.done}/{self.total}, resume with the same command"
-        return (f"{self.problem} on {self.device}: {self.measured_now} configurations measured in {self.seconds:.0f} s, "
-                f"{self.wrong} failed verification; {state}")
+    value: float
+    seconds: float  # compile + verification + benchmark, as Kernel Tuner timed them
+    error: str | None = None
 
 
-def build_cache(problem: Problem | str | Path, out_dir: Path | None = None, time_limit: float | None = None,
-                progress: bool = True, sample: int | None = None) -> CacheBuild:
-    """Brute-force a problem's space on this machine's device into `<out_dir>/<device>.json.gz`.
+def _measurement(result: dict | None, objective: str) -> Measurement:
+    if result is None:
+        return Measurement(float("nan"), 0.0, "NotEvaluated")
+    seconds = sum(float(result.get(k) or 0.0) for k in ("compile_time", "verification_time", "benchmark_time")) / 1e3
+    if "__error__" in result:
+        return Measurement(float("nan"), seconds, str(result["__error__"]))
+    value = result.get(objective)
+    if not isinstance(value, (int, float)) or not np.isfinite(value):
+        return Measurement(float("nan"), seconds, f"no {objective!r} in the result")
+    return Measurement(float(value), seconds)
 
-    `time_limit` (seconds) stops early and leaves a resumable `<device>.json`; `sample` measures only
-    that many random configurations, into `<device>.sample.json`, to check a kernel quickly.
-    """
-    import kernel_tuner
 
-    t0 = time.monotonic()
-    problem = problem if isinstance(problem, Problem) else load_problem(problem)
+class _Server:
+    """A Kernel Tuner strategy that measures configurations as a LiveSession hands them over."""
+
+    def __init__(self, session: "LiveSession"):
+        self.session = session
+
+    def tune(self, searchspace, runner, tuning_options):
+        from kernel_tuner.util import TuningBudget
+
+        # Every request is a fresh measurement: no budget, no in-memory cache of earlier results.
+        tuning_options.budget, tuning_options.cache, tuning_options.cachefile = TuningBudget(), None, None
+        inbox, outbox = self.session._requests, self.session._replies
+        outbox.put(("ready", None))
+        while (config := inbox.get()) is not None:
+            try:
+                outbox.put(("ok", runner.run([tuple(config)], tuning_options)[0]))
+            except RuntimeError as exc:
+                if VERIFY_FAILED not in str(exc):
+                    outbox.put(("error", exc))
+                    continue
+                outbox.put(("ok", {"__error__": "VerificationFailed", "compile_time": 0.0}))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, who raises it
+                outbox.put(("error", exc))
+        return []
+
+
+class LiveSession:
+    """Kernel Tuner set up once for a problem on one device; `measure(config)` runs one configuration."""
+
+    def __init__(self, problem: Problem | str | Path, device: int = 0, verify: bool = True):
+        self.problem = problem if isinstance(problem, Problem) else load_problem(problem)
+        require_device(self.problem)
+        if self.problem.lang == "cupy":
+            patch_cupy_uuid()
+        self.device = device
+        self.device_name = device_name(self.problem, device)
+        self.label = device_label(self.device_name)
+        self._requests: queue.Queue = queue.Queue()
+        self._replies: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        arguments = self.problem.make_arguments()
+        answer = self.problem.answer(arguments) if verify else None
+        self._thread = threading.Thread(target=self._run, args=(arguments, answer), daemon=True,
+                                        name=f"tunesmith-live-{self.problem.name}")
+        self._thread.start()
+        kind, value = self._replies.get()
+        if kind != "ready":
+            raise LiveUnavailable(f"{self.problem.path}: Kernel Tuner could not start on {self.device_name} "
+                                  f"({type(value).__name__}: {value}); check the problem spec and the device")
+
+    def _run(self, arguments, answer) -> None:
+        import kernel_tuner
+
+        try:
+            kernel_tuner.tune_kernel(arguments=arguments, answer=answer, strategy=_Server(self), quiet=True,
+                                     device=self.device, **self.problem.tune_kwargs())
+        except BaseException as exc:  # noqa: BLE001 - reported to whoever waits
+            self._replies.put(("error", exc))
+
+    def measure(self, config) -> Measurement:
+        """Compile, verify and benchmark one configuration (one at a time on this device)."""
+        with self._lock, device_lock(self.label, self.device):
+            if not self._thread.is_alive():
+                raise LiveUnavailable(f"{self.problem.path}: the Kernel Tuner session has ended; start a new one")
+            self._requests.put(tuple(config))
+            kind, value = self._replies.get()
+        if kind == "error":
+            raise LiveUnavailable(f"{self.problem.path}: measuring {config_key(config)} failed on {self.device_name} "
+                                  f"({type(value).__name__}: {value})") from value
+        return _measurement(value, self.problem.objective.name)
+
+    def close(self) -> None:
+        """Let Kernel Tuner finish and release the device."""
+        if self._thread.is_alive():
+            self._requests.put(None)
+            self._thread.join(timeout=60)
+
+
+_SESSIONS: dict[tuple[str, int], LiveSession] = {}
+
+
+def session_for(problem: Problem, device: int = 0) -> LiveSession:
+    """The process's session for a problem and device (set up on first use: arguments, reference answer)."""
+    key = (str(problem.path.resolve()), device)
+    if key not in _SESSIONS or not _SESSIONS[key]._thread.is_alive():
+        _SESSIONS[key] = LiveSession(problem, device)
+    return _SESSIONS[key]
+
+
+@dataclass(frozen=True, eq=False)
+class LiveTask(Task):
+    """A task tuned for real: the problem's kernel on a device; the key is its measured cache, if any."""
+
+    problem: Problem | None = None
+    device: int = 0
+    cached: bool = False  # whether `key` holds a brute-force measurement of this space on this device
+
+    oracle_class = None  # set below: the sandbox asks the task which oracle answers it
+
+
+def load_live_task(path, device: int = 0, gpu: str | None = None) -> LiveTask:
+    """A live task for a problem spec on this machine's device, keyed by the shipped cache of that GPU."""
+    from generator.problems import load_problem_tasks
+    from generator.tasks import valid_index_matrix
+
+    problem = load_problem(path)
     require_device(problem)
-    if problem.lang == "cupy":
-        patch_cupy_uuid()
-    name = device_name(problem)
-    out_dir = Path(out_dir or problem.caches_dir).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    label = device_label(name) + (".sample" if sample else "")
-    partial, final = out_dir / f"{label}.json", out_dir / f"{label}.json.gz"
-    sidecar = out_dir / f"{label}.overheads.json"
-    deadline = t0 + time_limit if time_limit else float("inf")
-    arguments = problem.make_arguments()
-    strategy = _BruteForce(deadline, progress, sample)
-    kwargs = problem.tune_kwargs()
-    answer = problem.answer(arguments)
-    with _scratch_dir():
-        kernel_tuner.tune_kernel(arguments=arguments, answer=answer, strategy=strategy,
-                                 cache=str(partial), quiet=True, **kwargs)
-    overheads = json.loads(sidecar.read_text()) if sidecar.exists() else {}
-    overheads.update(strategy.overheads)
-    sidecar.write_text(json.dumps(overheads))
-    done = strategy.done_before + strategy.measured + len(strategy.wrong)
-    if strategy.finished and not sample:
-        finalize_cache(partial, final, overheads, problem, name)
-        partial.unlink()
-        sidecar.unlink()
-    complete = strategy.finished and not sample
-    return CacheBuild(problem.name, name, partial, final if complete else None, strategy.total,
-                      strategy.measured, done, len(strategy.wrong), time.monotonic() - t0)
+    label = gpu or device_label(device_name(problem, device))
+    cached = [p for p in problem.cache_files() if p.name.split(".")[0] == label]
+    if cached:
+        base = load_problem_tasks(problem.path, gpus=[label])[0]
+        return LiveTask(f"{problem.name}/{label}/live", base.space, base.key, base.objective,
+                        {**base.info, "live": True}, base.source, problem, device, True)
+    valid = valid_index_matrix(problem.path, problem.tune_params, problem.restrictions)
+    n = len(valid)
+    key = AnswerKey(np.full(n, np.nan), np.zeros(n, dtype=bool), np.zeros(n))
+    from generator.tasks import SpaceSpec
+
+    info = {"application": problem.application_info(), "app": problem.name, "gpu": label, "live": True}
+    return LiveTask(f"{problem.name}/{label}/live", SpaceSpec(problem.tune_params, problem.restrictions, valid),
+                    key, problem.objective, info, problem.path, problem, device, False)
 
 
-def read_partial_cache(path: Path) -> dict:
-    """A Kernel Tuner cache file that may still be open (trailing comma, no closing brackets)."""
-    text = path.read_text().strip()
-    if not text.endswith("}}") and not text.endswith("}\n}"):
-        text = text.rstrip(",") + "}\n}"
-    return json.loads(text)
+class LiveOracle(Oracle):
+    """The Oracle interface, answered by measuring each new configuration on the device."""
+
+    def __init__(self, task: LiveTask, budget: Budget, space: SearchSpace | None = None,
+                 session: LiveSession | None = None):
+        super().__init__(task, budget, space)
+        n = len(task.space.valid)
+        self._cost = np.full(n, sys.float_info.max)  # filled in as configurations are measured
+        self._seconds = np.zeros(n)
+        self.values = np.full(n, np.nan)  # the live-measured objective per row (NaN: not measured or failed)
+        self.session = session or session_for(task.problem, task.device)
+        self._sign = -1.0 if task.objective.higher_is_better else 1.0
+
+    def record(self, row: int) -> bool:
+        """Measure valid `row` on first sight (charged its measured seconds); a revisit is free."""
+        if row in self._seen:
+            return False
+        m = self.session.measure(self.space.config_of(row))
+        self.values[row] = m.value
+        self._seconds[row] = m.seconds
+        if m.error is None:
+            self._cost[row] = self._sign * m.value
+        return super().record(row)
 
 
-def finalize_cache(partial: Path, final: Path, overheads: dict, problem: Problem, device: str) -> dict:
-    """Close the working cache, add the per-configuration overhead times, gzip it; returns the document."""
-    import kernel_tuner
+LiveTask.oracle_class = LiveOracle
 
-    doc = read_partial_cache(partial)
-    for key, extra in overheads.items():
-        if key in doc["cache"]:
-            doc["cache"][key].update(extra)
-    wrong = sum(1 for e in doc["cache"].values() if e.get("verification") == "failed")
-    doc["tunesmith"] = {"problem": problem.name, "device": device, "kernel_tuner": kernel_tuner.__version__,
-                        "iterations": problem.iterations, "verification_failures": wrong,
-                        "built": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
-    with gzip.open(final, "wt") as fh:
-        json.dump(doc, fh, separators=(",", ":"))
-    return doc
+
+def make_oracle(task: Task, budget: Budget, space: SearchSpace | None = None) -> Oracle:
+    """The oracle that answers a task: measured live for a LiveTask, looked up otherwise."""
+    cls = getattr(task, "oracle_class", None) or Oracle
+    return cls(task, budget, space)
