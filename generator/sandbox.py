@@ -125,10 +125,10 @@ def child_env(workdir: str) -> dict:
 
 def run_job(job: Job) -> JobOutcome:
     """Run a job's runs in one sandbox host; serve the oracle; return traces or the first error."""
-    from generator.sandbox_host import Host
+    from generator.sandbox_host import acquire_host, release_host
 
-    host = Host(job)
+    host = acquire_host()
     try:
-        return host.serve()
+        return host.serve(job)
     finally:
-        host.close()
+        release_host(host)

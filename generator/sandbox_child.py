@@ -316,63 +316,101 @@ def _guard(job: dict, k: int, space, fds: dict, report_fd: int) -> None:
 
 
 def main() -> None:
-    """Entry point of the host process: read the job, then fork one guarded run after another."""
+    """Entry point of the host process: take jobs one after another, fork one guarded run at a time.
+
+    Between jobs and during runs the host watches its command pipe: end of file means the
+    evaluating process is gone, and the host kills the run in progress and exits.
+    """
     ctl_in, ctl_out, req, resp = (int(a) for a in sys.argv[1:5])
     from generator import isolation as iso
 
     iso.set_dumpable(False)
-    iso.die_with_parent()
-    (n,) = struct.unpack("<i", read_exact(ctl_in, 4))
-    job = pickle.loads(read_exact(ctl_in, n))  # trusted: it comes from the evaluating process
-    import numpy  # noqa: F401 - paid once here instead of once per run
+    import numpy  # noqa: F401 - paid once per host instead of once per run
 
+    spaces: dict = {}  # spec key -> (SearchSpace, config -> row), kept across jobs
+    while True:
+        header = _read_or_exit(ctl_in, 4)
+        job = pickle.loads(read_exact(ctl_in, struct.unpack("<i", header)[0]))  # trusted: from the evaluator
+        if job.get("preimport_kernel_tuner"):
+            try:
+                import kernel_tuner.util  # noqa: F401
+            except Exception:
+                pass
+        mine = {i: _prepared(spaces, key, spec) for i, (key, spec) in job["specs"].items()}
+        job["rows"] = {i: rows for i, (_, rows) in mine.items()}
+        send_json(ctl_out, {"t": "ready"})
+        for k, (ti, _repeat, _seed) in enumerate(job["runs"]):
+            if _read_or_exit(ctl_in, 1) != b"R":
+                break  # "A": the candidate failed, skip its other runs
+            status, guard = _run_guarded(job, k, mine[ti][0], {"req": req, "resp": resp}, ctl_in, ctl_out)
+            send_json(ctl_out, {"t": "exited", "k": k, "status": status})
+        send_json(ctl_out, {"t": "idle"})
+
+
+def _read_or_exit(fd: int, n: int) -> bytes:
+    try:
+        return read_exact(fd, n)
+    except (EOFError, OSError):
+        os._exit(0)  # the evaluating process is gone
+
+
+def _prepared(spaces: dict, key: str, spec):
+    """The search space of a spec, built once per host: rows lookup and neighbour indexes included."""
     from generator.space import SearchSpace
 
-    if job.get("preimport_kernel_tuner"):
-        try:
-            import kernel_tuner.util  # noqa: F401
-        except Exception:
-            pass
-    spaces = {i: SearchSpace(spec) for i, spec in job["specs"].items()}
-    job["rows"] = {i: {cfg: row for row, cfg in enumerate(sp.configs)} for i, sp in spaces.items()}
-    for sp in spaces.values():  # build the neighbour indexes once; every forked run inherits them
-        for method in ("Hamming", "adjacent", "strictly-adjacent"):
+    if key not in spaces:
+        if len(spaces) >= 16:
+            spaces.pop(next(iter(spaces)))
+        sp = SearchSpace(spec)
+        rows = {cfg: row for row, cfg in enumerate(sp.configs)}
+        for method in ("Hamming", "adjacent", "strictly-adjacent"):  # every forked run inherits them
             try:
                 sp.get_neighbors(sp.config_of(0), neighbor_method=method)
             except Exception:
                 pass
-    send_json(ctl_out, {"t": "ready"})
-    fds = {"req": req, "resp": resp}
-    for k, (ti, _repeat, _seed) in enumerate(job["runs"]):
-        rd, wr = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(rd)
-            try:
-                for fd in (ctl_in, ctl_out):
-                    os.close(fd)
-                _guard(job, k, spaces[ti], fds, wr)
-            except BaseException as exc:
-                setup_failed(fds["req"], exc)
-            finally:
-                os._exit(70)  # a forked guard never returns into the host's loop
-        os.close(wr)
-        status, run_pid = None, None
-        try:
-            (run_pid,) = struct.unpack("<i", read_exact(rd, 4))
-            send_json(ctl_out, {"t": "began", "k": k, "guard": pid, "run": run_pid})
-            (status,) = struct.unpack("<i", read_exact(rd, 4))
-        except EOFError:
-            pass
+        spaces[key] = (sp, rows)
+    return spaces[key]
+
+
+def _run_guarded(job: dict, k: int, space, fds: dict, ctl_in: int, ctl_out: int) -> tuple[int | None, int]:
+    """Fork the guard of run k, report its pids, wait for the run's exit status, clean up."""
+    import select
+
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
         os.close(rd)
         try:
-            os.killpg(pid, signal.SIGKILL)  # whatever of the run is still around
-        except OSError:
-            pass
-        os.waitpid(pid, 0)
-        _remove_tree(os.path.join(job["workdir"], f"run{k}"))
-        send_json(ctl_out, {"t": "exited", "k": k, "status": status})
-    os._exit(0)
+            for fd in (ctl_in, ctl_out):
+                os.close(fd)
+            _guard(job, k, space, fds, wr)
+        except BaseException as exc:
+            setup_failed(fds["req"], exc)
+        finally:
+            os._exit(70)  # a forked guard never returns into the host's loop
+    os.close(wr)
+    status = None
+    try:
+        (run_pid,) = struct.unpack("<i", read_exact(rd, 4))
+        send_json(ctl_out, {"t": "began", "k": k, "guard": pid, "run": run_pid})
+        while True:
+            ready, _, _ = select.select([rd, ctl_in], [], [])
+            if ctl_in in ready:  # nothing is sent during a run: this is end of file
+                os.killpg(pid, signal.SIGKILL)
+                os._exit(0)
+            if rd in ready:
+                (status,) = struct.unpack("<i", read_exact(rd, 4))
+                break
+    except EOFError:
+        pass
+    os.close(rd)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # whatever of the run is still around
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+    _remove_tree(os.path.join(job["workdir"], f"run{k}"))
+    return status, pid
 
 
 def _remove_tree(path: str) -> None:

@@ -1,14 +1,21 @@
-"""The evaluating side of one sandbox host process: spawn it, serve the oracle, enforce the limits.
+"""The evaluating side of a sandbox host process: spawn it, serve the oracle, enforce the limits.
 
-One `Host` per `sandbox.Job`. It starts `generator.sandbox_child` with pipes, sends the public
-job, and then serves every run: each request for a new valid configuration is answered by an
-`Oracle` that lives here, the trace it records is the only thing the score is computed from, and
-a run that overstays its wall-clock limit is killed with its whole process tree. Anything the
-child sends is untrusted: malformed or out-of-turn messages end the candidate ("killed").
+A `Host` owns one `generator.sandbox_child` process and serves one `sandbox.Job` at a time: it
+sends the public job, tells the host to start each run, answers every request for a new valid
+configuration from an `Oracle` that lives here (its trace is the only thing the score comes
+from), and kills a run that overstays its wall-clock limit with its whole process tree. Anything
+a run sends is untrusted: malformed or out-of-turn messages end the candidate ("killed").
+
+Hosts are pooled: the host process never runs candidate code itself (every run is a fresh fork
+in fresh namespaces), so after a clean job it can take the next candidate and the Python +
+numpy start-up is paid once per pooled host, not once per evaluation. A host that had to be
+killed, or whose runs lacked a PID namespace, is not reused.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import json
 import os
 import pickle
@@ -19,7 +26,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import weakref
 
 from generator import isolation
 from generator.fitness import ERROR_KINDS, CandidateError
@@ -28,6 +37,7 @@ from generator.sandbox import Job, JobOutcome, RunOutcome, SandboxError, child_e
 from generator.sandbox_child import ANSWER, FRAME, MAX_JSON
 
 _BOOT = "import sys; from generator.sandbox_child import main; main()"
+MAX_IDLE_HOSTS = 8
 
 
 class _Violation(Exception):
@@ -37,22 +47,13 @@ class _Violation(Exception):
 class Host:
     """The evaluating side of one sandbox host process (see the module docstring)."""
 
-    def __init__(self, job: Job):
-        from generator.space import SearchSpace
-
-        self.job, self.cfg = job, job.config
-        self._Oracle = Oracle
-        self.spaces = [SearchSpace(t.space) for t in job.tasks]
+    def __init__(self):
         self.workdir = tempfile.mkdtemp(prefix="tunesmith-sbx-")
         os.chmod(self.workdir, 0o755)
-        self.t0 = time.monotonic()
-        self.out_head, self.out_tail, self.out_total = bytearray(), bytearray(), 0
-        self.runs: list[RunOutcome] = []
-        self.k = 0  # the run in progress (index into job.runs)
-        self.oracle = None
-        self.run_state: dict = {}
+        self.owner = os.getpid()
+        self.reusable = False
+        self.ctl_buf = self.req_buf = b""
         self.pids: dict = {}
-        self.req_buf = b""
         self._spawn()
 
     # ---------------------------------------------------------------- process management
@@ -71,29 +72,15 @@ class Host:
         finally:
             for fd in child_fds + [out_w]:
                 os.close(fd)
-        os.set_blocking(self.resp, False)  # a child that never reads answers must not block us
-        os.set_blocking(self.req, False)
-        payload = pickle.dumps(self._payload(), protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            _write_all(self.ctl_down, struct.pack("<i", len(payload)) + payload)
-        except BrokenPipeError:
-            pass  # the host died at once; serve() reports it
+        for fd in (self.resp, self.req, self.out):  # a child that never reads answers must not block us
+            os.set_blocking(fd, False)
 
-    def _payload(self) -> dict:
-        job, cfg = self.job, self.cfg
-        limits = isolation.Limits(cpu_s=int(cfg.timeout_s) + 5, memory_mb=cfg.memory_mb, nproc=cfg.nproc,
-                                  file_mb=cfg.file_mb)
-        return {
-            "source": job.source, "class_name": job.class_name, "init_kwargs": job.init_kwargs,
-            "specs": {i: job.tasks[i].space for i in sorted({r[0] for r in job.runs})},
-            "runs": list(job.runs), "limits": limits, "isolate": cfg.isolate,
-            "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
-            "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
-            "preimport_kernel_tuner": "kernel_tuner" in job.source,
-        }
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.owner == os.getpid()
 
     def kill(self) -> None:
         """SIGKILL the run (PID 1 of its namespace: its whole tree dies), its guard, the host."""
+        self.reusable = False
         for pid, group in ((self.pids.get("run"), False), (self.pids.get("guard"), True), (self.proc.pid, True)):
             if pid:
                 try:
@@ -116,64 +103,111 @@ class Host:
             os.close(fd)
 
     def close(self) -> None:
-        self.kill()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        """Kill the host process and free everything (closing its pipe also makes it exit)."""
+        if self.owner == os.getpid():
+            self.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         for fd in (self.ctl_down, self.ctl_up, self.req, self.resp, self.out):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.owner == os.getpid():
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
-    # ---------------------------------------------------------------- the serving loop
-    def serve(self) -> JobOutcome:
+    # ---------------------------------------------------------------- one job
+    def serve(self, job: Job) -> JobOutcome:
+        """Run the job's runs; returns their traces (from our Oracle) or the first error."""
+        from generator.space import SearchSpace
+
+        self.job, self.cfg = job, job.config
+        self.spaces = [SearchSpace(t.space) for t in job.tasks]
+        self.t0 = time.monotonic()
+        self.output = _OutputTail(self.cfg.output_kb * 512)
+        self.runs: list[RunOutcome] = []
+        self.k = 0  # the run in progress (index into job.runs)
+        self.oracle, self.run_state, self.pids = None, {}, {}
+        self.ready = self.idle = self.host_gone = self.running = False
+        self.deadline = self.t0 + self.cfg.startup_s
+        self._send(self._payload())
         sel = selectors.DefaultSelector()
         for fd in (self.ctl_up, self.req, self.out):
             sel.register(fd, selectors.EVENT_READ)
-        self.ready = self.host_gone = False
-        self.deadline = self.t0 + self.cfg.startup_s
-        self.ctl_buf = b""
         error = None
         try:
-            while self.k < len(self.job.runs):
-                remaining = self.deadline - time.monotonic()
-                if remaining <= 0:
-                    error = self._timeout_error()
-                    break
-                for key, _ in sel.select(remaining):
-                    if key.fd == self.req:
-                        self._on_request()
-                    elif key.fd == self.out:
-                        self._on_output(sel)
-                    else:
-                        self._on_control(sel)
-                if self.runs and self.runs[-1].error is not None:
-                    error = self.runs[-1].error
-                    break
-                if self.host_gone and self.k < len(self.job.runs):
-                    error = self._error("killed", "the sandbox host process was killed")
-                    break
+            error = self._loop(sel)
         except _Violation as exc:
             error = self._error("killed", f"the candidate broke the sandbox protocol ({exc}); "
                                           "only call func(config) and return from __call__")
+        except SandboxError:
+            self.kill()
+            raise
         finally:
             sel.close()
-        if error is not None:
+        if not self.idle:
             self.kill()
-        self._drain_output()
-        return JobOutcome(self.runs, error, self._output_text(), time.monotonic() - self.t0)
+        self.reusable = self.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces")
+                                                           for r in self.runs)
+        self.output.drain(self.out)
+        return JobOutcome(self.runs, error, self.output.text(), time.monotonic() - self.t0)
 
-    def _on_control(self, sel) -> None:
+    def _loop(self, sel) -> CandidateError | None:
+        error = None
+        while not self.idle:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                return error or self._timeout_error()
+            for key, _ in sel.select(remaining):
+                if key.fd == self.req:
+                    self._on_request()
+                elif key.fd == self.out:
+                    self.output.read(self.out, sel)
+                else:
+                    self._on_control()
+            if error is None and self.runs and self.runs[-1].error is not None:
+                error = self.runs[-1].error  # the host is told to stop; wait for it to say idle
+            if self.host_gone and not self.idle:
+                return error or self._error("killed", "the sandbox host process was killed")
+        return error
+
+    def _payload(self) -> dict:
+        job, cfg = self.job, self.cfg
+        limits = isolation.Limits(cpu_s=int(cfg.timeout_s) + 5, memory_mb=cfg.memory_mb, nproc=cfg.nproc,
+                                  file_mb=cfg.file_mb)
+        used = sorted({r[0] for r in job.runs})
+        return {
+            "source": job.source, "class_name": job.class_name, "init_kwargs": job.init_kwargs,
+            "specs": {i: (spec_key(job.tasks[i].space), job.tasks[i].space) for i in used},
+            "runs": list(job.runs), "limits": limits, "isolate": cfg.isolate,
+            "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
+            "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
+            "preimport_kernel_tuner": "kernel_tuner" in job.source,
+        }
+
+    def _send(self, payload: dict) -> None:
+        data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            _write_all(self.ctl_down, struct.pack("<i", len(data)) + data)
+        except BrokenPipeError:
+            pass  # the host died; the loop reports it
+
+    def _command(self, cmd: bytes) -> None:
+        try:
+            os.write(self.ctl_down, cmd)
+        except BrokenPipeError:
+            pass
+
+    # ---------------------------------------------------------------- messages from the host
+    def _on_control(self) -> None:
         data = os.read(self.ctl_up, 65536)
         if not data:
-            sel.unregister(self.ctl_up)
             if not self.ready:
-                raise SandboxError(f"the sandbox host died while starting: {self._output_text()[-800:]!s}")
+                raise SandboxError(f"the sandbox host died while starting: {self.output.text()[-800:]!s}")
             self.host_gone = True
-            if self.k < len(self.job.runs):
+            if self.running:
                 self._pump_requests()
                 self._finish_run(None)  # host gone mid-run: the run cannot have ended cleanly
             return
@@ -184,19 +218,37 @@ class Host:
                 break
             msg = json.loads(self.ctl_buf[FRAME.size:FRAME.size + n])
             self.ctl_buf = self.ctl_buf[FRAME.size + n:]
-            if msg["t"] == "ready":
-                self.ready = True
-                self.deadline = time.monotonic() + self.cfg.timeout_s
-            elif msg["t"] == "began" and msg["k"] == self.k:
-                self.pids = {"guard": msg["guard"], "run": msg["run"]}
-                try:  # a handle on the run process that cannot be confused with a reused pid
-                    self.pids["pidfd"] = os.pidfd_open(msg["run"])
-                except (OSError, AttributeError):
-                    pass
-            elif msg["t"] == "exited" and msg["k"] == self.k:
-                self._pump_requests()  # the run's last frames ("done", an error) are still in the pipe
-                self._finish_run(msg["status"])
+            self._on_host_message(msg)
 
+    def _on_host_message(self, msg: dict) -> None:
+        kind = msg["t"]
+        if kind == "ready":
+            self.ready = True
+            self._next_run()
+        elif kind == "began" and msg["k"] == self.k:
+            self.pids = {"guard": msg["guard"], "run": msg["run"]}
+            try:  # a handle on the run process that cannot be confused with a reused pid
+                self.pids["pidfd"] = os.pidfd_open(msg["run"])
+            except (OSError, AttributeError):
+                pass
+        elif kind == "exited" and msg["k"] == self.k:
+            self._pump_requests()  # the run's last frames ("done", an error) are still in the pipe
+            self._finish_run(msg["status"])
+            if self.k < len(self.job.runs):
+                if self.runs[-1].error is None:
+                    self._next_run()
+                else:
+                    self._command(b"A")  # skip the remaining runs: the candidate has failed
+            self.deadline = time.monotonic() + self.cfg.timeout_s
+        elif kind == "idle":
+            self.idle = True
+
+    def _next_run(self) -> None:
+        self.running = True
+        self._command(b"R")
+        self.deadline = time.monotonic() + self.cfg.timeout_s
+
+    # ---------------------------------------------------------------- requests from the run
     def _pump_requests(self) -> None:
         while self._on_request():
             pass
@@ -207,13 +259,13 @@ class Host:
         except BlockingIOError:
             return False
         if not data:
-            return False  # the host holds the write end until it exits; EOF means it is gone
+            return False
         buf = self.req_buf + data
-        pos = 0
         if len(buf) == FRAME.size and buf[0] == 69:  # b"E": the hot path, one request per read
             self.req_buf = b""
             self._answer_row(FRAME.unpack(buf)[1])
             return True
+        pos = 0
         while len(buf) - pos >= FRAME.size:
             kind, arg = FRAME.unpack_from(buf, pos)
             if kind == b"E":
@@ -246,10 +298,6 @@ class Host:
             raise _Violation("a request outside a running optimizer call")
         if not 0 <= row < self.n_rows:
             raise _Violation(f"row {row} out of range")
-        self._answer(row)
-
-    def _answer(self, row: int) -> None:
-        """Ask the Oracle for a valid row and send value or stop back."""
         try:
             value = self.oracle.call_row(row)
             frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
@@ -272,7 +320,7 @@ class Host:
             if self.run_state or msg.get("k") != self.k:
                 raise _Violation("unexpected run start")
             ti = self.job.runs[self.k][0]
-            self.oracle = self._Oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
+            self.oracle = Oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
             self.n_rows = self.spaces[ti].size
             self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
         elif kind == "error":
@@ -295,19 +343,15 @@ class Host:
         wall = time.monotonic() - st.get("t", time.monotonic())
         self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {})))
         self.k += 1
+        self.running = False
         if "pidfd" in self.pids:
             os.close(self.pids["pidfd"])
         self.run_state, self.oracle, self.pids = {}, None, {}
-        self.deadline = time.monotonic() + self.cfg.timeout_s
 
     # ---------------------------------------------------------------- errors
-    def _where(self) -> tuple[str, int]:
-        ti, repeat, _ = self.job.runs[min(self.k, len(self.job.runs) - 1)]
-        return self.job.tasks[ti].name, repeat
-
     def _error(self, kind: str, message: str, **kw) -> CandidateError:
-        task, repeat = self._where()
-        return CandidateError(kind, message, task=task, repeat=repeat, **kw)
+        ti, repeat, _ = self.job.runs[min(self.k, len(self.job.runs) - 1)]
+        return CandidateError(kind, message, task=self.job.tasks[ti].name, repeat=repeat, **kw)
 
     def _error_from_child(self, msg: dict) -> CandidateError:
         kind = msg.get("kind") if msg.get("kind") in ERROR_KINDS else "exception"
@@ -320,7 +364,7 @@ class Host:
         if not self.ready:
             self.kill()
             raise SandboxError(f"the sandbox host did not start within {self.cfg.startup_s:g} s "
-                               f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self._output_text()[-400:]}")
+                               f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}")
         return self._error("timeout", f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
                                       "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
                                       "and keep the work per evaluation small")
@@ -342,45 +386,107 @@ class Host:
         return "killed", (f"the candidate's process exited (status {code}) before its __call__ returned "
                           "(os._exit, or sys.exit in a thread); return from __call__ instead")
 
-    # ---------------------------------------------------------------- output capture
-    def _on_output(self, sel) -> None:
-        data = os.read(self.out, 65536)
-        if not data:
-            sel.unregister(self.out)
-            self.out_closed = True
-            return
-        self._keep_output(data)
 
-    def _keep_output(self, data: bytes) -> None:
-        half = self.cfg.output_kb * 512
-        self.out_total += len(data)
-        if len(self.out_head) < half:
-            take = half - len(self.out_head)
-            self.out_head += data[:take]
+class _OutputTail:
+    """Captured stdout+stderr of a job: the first and the last `half` bytes, the middle counted."""
+
+    def __init__(self, half: int):
+        self.half, self.head, self.tail, self.total = half, bytearray(), bytearray(), 0
+
+    def keep(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += data[:take]
             data = data[take:]
-        self.out_tail = (self.out_tail + data)[-half:]
+        self.tail = (self.tail + data)[-self.half:]
 
-    def _drain_output(self) -> None:
-        if getattr(self, "out_closed", False):
-            return
-        os.set_blocking(self.out, False)
+    def read(self, fd: int, sel) -> None:
         try:
-            while True:
-                data = os.read(self.out, 65536)
-                if not data:
-                    break
-                self._keep_output(data)
-        except (BlockingIOError, OSError):
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            sel.unregister(fd)
+        self.keep(data)
+
+    def drain(self, fd: int) -> None:
+        try:
+            while data := os.read(fd, 65536):
+                self.keep(data)
+        except OSError:
             pass
 
-    def _output_text(self) -> str:
-        head = self.out_head.decode(errors="replace")
-        cut = self.out_total - len(self.out_head) - len(self.out_tail)
-        tail = self.out_tail.decode(errors="replace")
-        return head + (f"\n... [{cut} bytes cut] ...\n" if cut > 0 else "") + tail
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        middle = f"\n... [{cut} bytes cut] ...\n" if cut > 0 else ""
+        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+_SPEC_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def spec_key(spec) -> str:
+    """A content hash of a SpaceSpec: a pooled host builds each search space once."""
+    key = _SPEC_KEYS.get(spec)
+    if key is None:
+        h = hashlib.sha1(json.dumps([list(spec.tune_params.items()), list(spec.restrictions)], default=repr).encode())
+        h.update(spec.valid.tobytes())
+        key = _SPEC_KEYS[spec] = h.hexdigest()
+    return key
+
+
+# ------------------------------------------------------------------------------- the pool
+
+_POOL: list[Host] = []
+_POOL_LOCK = threading.Lock()
+
+
+def acquire_host() -> Host:
+    """An idle pooled host, or a new one."""
+    with _POOL_LOCK:
+        while _POOL:
+            host = _POOL.pop()
+            if host.alive():
+                return host
+            host.close()
+    return Host()
+
+
+def release_host(host: Host) -> None:
+    """Back to the pool if it ended cleanly, else killed."""
+    if host.reusable and host.alive():
+        with _POOL_LOCK:
+            if len(_POOL) < MAX_IDLE_HOSTS:
+                _POOL.append(host)
+                return
+    host.close()
+
+
+def close_pool() -> None:
+    """Kill every idle host (at exit; tests use it to start from nothing)."""
+    with _POOL_LOCK:
+        hosts, _POOL[:] = list(_POOL), []
+    for host in hosts:
+        host.close()
+
+
+def _forget_pool_in_child() -> None:
+    # A forked copy of the evaluating process must not talk to (or keep alive) its parent's hosts.
+    for host in _POOL:
+        for fd in (host.ctl_down, host.ctl_up, host.req, host.resp, host.out):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _POOL.clear()
+
+
+atexit.register(close_pool)
+os.register_at_fork(after_in_child=_forget_pool_in_child)

@@ -11,6 +11,8 @@ from generator.evaluate import run_seed
 from generator.sandbox import Job, SandboxConfig, child_env, default_hidden_paths, interpreter_paths, run_job
 from generator.scoring import budget_for
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 WALK = '''
 import random
 from kernel_tuner.util import StopCriterionReached
@@ -279,3 +281,68 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT):
     assert walk_fit["score"] == pytest.approx(as_root.score, abs=1e-12)
     # the cache file and this very project are hidden, the network is unreachable
     assert res["peek"]["error"]["message"] == "RuntimeError: [False, False, False]"
+
+
+def test_hosts_are_pooled_and_a_killed_one_is_not_reused(conv_task):
+    from generator import sandbox_host
+
+    sandbox_host.close_pool()
+    noop = "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
+    assert run_job(_job(conv_task, noop, repeats=1, class_name="Noop")).error is None
+    [host] = sandbox_host._POOL
+    pid = host.proc.pid
+    assert run_job(_job(conv_task, WALK, repeats=2)).error is None  # another candidate, same host
+    assert [h.proc.pid for h in sandbox_host._POOL] == [pid]
+    loop = "class Loop:\n    def __call__(self, func, searchspace):\n        while True:\n            pass\n"
+    out = run_job(_job(conv_task, loop, repeats=1, class_name="Loop", config=SandboxConfig(timeout_s=1, startup_s=120)))
+    assert out.error.kind == "timeout"
+    assert sandbox_host._POOL == []  # it was killed with the run
+    bad = "class Bad:\n    def __call__(self, func, searchspace):\n        raise ValueError(1)\n"
+    assert run_job(_job(conv_task, bad, repeats=3, class_name="Bad")).error.kind == "exception"
+    assert len(sandbox_host._POOL) == 1  # a failed candidate does not spoil its host
+    assert run_job(_job(conv_task, WALK, repeats=1)).error is None
+
+
+def test_runs_die_with_the_evaluating_process(hub_dir, tmp_path):
+    """Kill the evaluating process mid-run: the host notices and takes the run's tree with it."""
+    import signal
+    import subprocess
+    import time
+    import uuid
+
+    token = f"{7000 + uuid.uuid4().int % 999}.{uuid.uuid4().int % 1000:03d}"
+    script = tmp_path / "evaluator.py"
+    script.write_text(f'''
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from generator.evaluate import evaluate_source
+from generator.tasks import load_tasks
+task = load_tasks({str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")!r})
+src = "import subprocess\\nclass S:\\n    def __call__(self, func, searchspace):\\n        subprocess.run(['sleep', '{token}'])\\n"
+print("started", flush=True)
+evaluate_source(src, task, repeats=1, timeout_s=120)
+''')
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "started"
+    deadline = time.monotonic() + 60
+    while not _processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with(token), "the candidate's sleep never started"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while _processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_with(token)
+
+
+def _processes_with(token: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if token.encode() in fh.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
