@@ -92,17 +92,22 @@ def sandbox_us(task, calls: int, isolate: bool, trials: int = 3) -> dict:
 
 
 def startup_s(task, runs: int, isolate: bool) -> dict:
-    """Seconds for a job of one run (host start-up + one run) and per additional run (fork + walls)."""
-    def wall(n):
+    """Seconds: a job on a new host (Python + numpy start), a job on a pooled host, each further run."""
+    from generator.sandbox_host import close_pool
+
+    def wall(n, cold):
+        if cold:
+            close_pool()
         job = Job(NOOP, "Noop", {}, [task], [budget_for(task)], [(0, r, r) for r in range(n)],
                   SandboxConfig(isolate=isolate))
         t = time.perf_counter()
         out = run_job(job)
         assert out.error is None, out.error
         return time.perf_counter() - t
-    one = statistics.median(wall(1) for _ in range(3))
-    many = wall(runs + 1)
-    return {"job_start_s": one, "per_run_s": (many - one) / runs}
+    cold = statistics.median(wall(1, True) for _ in range(3))
+    warm = statistics.median(wall(1, False) for _ in range(3))
+    many = wall(runs + 1, False)
+    return {"cold_job_s": cold, "pooled_job_s": warm, "per_run_s": (many - warm) / runs}
 
 
 def end_to_end(task, repeats: int) -> dict:
@@ -154,7 +159,8 @@ def main() -> None:
                        ("revisit_us", "func(cfg), revisit: answered locally (µs)")):
         print(f"| {label} | {res['sandbox_isolated'][key]:.1f} | {res['sandbox_plain'][key]:.1f} | "
               f"{res['in_process'][key]:.1f} |")
-    for key, label in (("job_start_s", "job start-up + 1 run (s)"), ("per_run_s", "each further run: fork + walls (s)")):
+    for key, label in (("cold_job_s", "job of 1 run on a new host (s)"), ("pooled_job_s", "job of 1 run on a pooled host (s)"),
+                       ("per_run_s", "each further run: fork + walls (s)")):
         print(f"| {label} | {res['startup_isolated'][key]:.3f} | {res['startup_plain'][key]:.3f} | - |")
     e = res["end_to_end"]
     print(f"\nrandom_walk.py, {e['repeats']} repeats, {e['unique_per_run']:.0f} unique evaluations per run: "
