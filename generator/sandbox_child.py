@@ -220,7 +220,7 @@ def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int,
     iso.die_with_parent()
     workdir = os.path.join(job["workdir"], f"run{k}")
     if prot.held.get("namespaces") and iso.mount_private_root(prot):
-        n = iso.hide_paths(job["hidden"], job["keep"], prot)
+        n = iso.hide_paths(job.pop("hidden"), job.pop("keep"), prot)  # the candidate needs neither list
         prot.mark("hidden_paths", n > 0, f"{n} paths covered")
         workdir = iso.private_scratch(prot, job["scratch_mb"]) or workdir
         iso.mount_proc(prot)
@@ -396,7 +396,11 @@ def _run_guarded(job: dict, k: int, space, fds: dict, ctl_in: int, ctl_out: int)
         while True:
             ready, _, _ = select.select([rd, ctl_in], [], [])
             if ctl_in in ready:  # nothing is sent during a run: this is end of file
-                os.killpg(pid, signal.SIGKILL)
+                for kill, target in ((os.kill, run_pid), (os.killpg, pid)):  # the run may have left the group
+                    try:
+                        kill(target, signal.SIGKILL)
+                    except OSError:
+                        pass
                 os._exit(0)
             if rd in ready:
                 (status,) = struct.unpack("<i", read_exact(rd, 4))
