@@ -47,6 +47,9 @@ FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "dual_annealing", "fi
                  "nsga3", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing")
 
 
+GUIDED = "llm_guided"  # LLM-guided tuning: the LLM proposes configurations (generator.guided)
+
+
 class StrategyError(TunesmithError):
     """A strategy that cannot be found or loaded; the message names it and the fix."""
 
@@ -56,10 +59,11 @@ class StrategySpec:
     """What to run: a built-in name, or a file with a class or a `tune()` module, plus options."""
 
     label: str  # how tables and JSON name it (the text the user gave)
-    kind: str  # "builtin" | "class" | "module"
+    kind: str  # "builtin" | "class" | "module" | "llm_guided"
     target: str  # built-in name, or file path
     class_name: str | None = None
     options: dict = field(default_factory=dict)
+    seeder: "StrategySpec | None" = None  # llm_guided+X: the LLM's first round(s) seed X (generator.guided)
 
 
 def builtin_names() -> list[str]:
@@ -70,7 +74,21 @@ def builtin_names() -> list[str]:
 
 
 def parse_strategy(text: str) -> StrategySpec:
-    """`NAME[:key=value...]` or `FILE.py[:ClassName][:key=value...]`; values are Python literals."""
+    """`NAME[:key=value...]` or `FILE.py[:ClassName][:key=value...]`; values are Python literals.
+
+    `llm_guided[:key=value...]` is LLM-guided tuning; `llm_guided[:...]+OTHER` seeds OTHER with it.
+    """
+    head, plus, rest = text.strip().partition("+")
+    if plus and head.split(":")[0].strip() == GUIDED:
+        from dataclasses import replace
+
+        inner = parse_strategy(rest)
+        if inner.kind == GUIDED or inner.seeder is not None:
+            raise StrategyError(f"{text}: seed an optimizer with llm_guided once, e.g. llm_guided+genetic_algorithm")
+        if inner.kind == "builtin" and engine_of(inner) == "kerneltuner":
+            raise StrategyError(f"{text}: {inner.target} runs in Kernel Tuner's own simulation, which cannot start "
+                                f"from seeds; seed one of {', '.join(FAST_BUILTINS)} or a .py file")
+        return replace(inner, label=text.strip(), seeder=parse_strategy(head))
     parts = text.strip().split(":")
     target, rest = parts[0], parts[1:]
     options, class_name = {}, None
@@ -83,6 +101,8 @@ def parse_strategy(text: str) -> StrategySpec:
                 options[key.strip()] = raw.strip()
         elif token:
             class_name = token
+    if target == GUIDED:
+        return StrategySpec(text, GUIDED, GUIDED, None, options)
     if target.endswith(".py"):
         path = Path(target)
         if not path.is_file():
@@ -91,8 +111,8 @@ def parse_strategy(text: str) -> StrategySpec:
         return StrategySpec(text, kind, str(path), class_name, options)
     names = builtin_names()
     if target not in names:
-        raise StrategyError(f"strategy {target!r}: not a Kernel Tuner built-in nor a .py file; "
-                            f"use one of {', '.join(names)} or a path to a .py file")
+        raise StrategyError(f"strategy {target!r}: not a Kernel Tuner built-in, {GUIDED}, nor a .py file; "
+                            f"use one of {', '.join(names)}, {GUIDED} or a path to a .py file")
     return StrategySpec(text, "builtin", target, None, options)
 
 
@@ -181,19 +201,33 @@ def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = 
     if spec.kind == "builtin" and engine_of(spec) == "kerneltuner":
         return run_kernel_tuner(task, spec.target, options, seed, budget)
     space = space if space is not None else SearchSpace(task.space)
+    seeds = None
+    if spec.kind == GUIDED or spec.seeder is not None:
+        from generator.guided import run_guided, seed_stage
+
+        if spec.kind == GUIDED:
+            return run_guided(task, options, seed, budget, space)
+        seeds = seed_stage(task, spec.seeder.options, seed, budget, space)
     if spec.kind == "builtin":
         from kernel_tuner.interface import strategy_map
 
-        return run_tune_module(task, strategy_map[spec.target], options, seed, budget, space, name=spec.target)
+        return run_tune_module(task, strategy_map[spec.target], options, seed, budget, space, name=spec.target,
+                               seeds=seeds)
     if spec.kind == "class":
-        return run_optimizer(task, optimizer_class(spec), options, seed, budget, space)
-    return run_tune_module(task, load_module(spec.target), options, seed, budget, space)
+        return run_optimizer(task, optimizer_class(spec), options, seed, budget, space, seeds=seeds)
+    return run_tune_module(task, load_module(spec.target), options, seed, budget, space, seeds=seeds)
 
 
-def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, space: SearchSpace) -> Trace:
-    """An OptAlg-style class on the fast search space and oracle."""
+def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, space: SearchSpace,
+                  seeds=None) -> Trace:
+    """An OptAlg-style class on the fast search space and oracle (after `seeds`, a SeedRun, if given)."""
     seed_everything(seed, space)
     oracle = Oracle(task, budget, space)
+    if seeds is not None:  # already evaluated, charged first; the optimizer's samples start with them
+        from generator.seeding import SeededSpace
+
+        seeds.charge(oracle)
+        space = SeededSpace(space, seeds.ranked)
     try:
         optimizer = cls(**options)
     except TypeError as exc:
@@ -207,7 +241,7 @@ def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, spa
 
 
 def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget, space: SearchSpace,
-                    name: str = "custom") -> Trace:
+                    name: str = "custom", seeds=None) -> Trace:
     """A Kernel Tuner strategy module (`tune()`), with its CostFunc running on the oracle.
 
     The module sees a fresh Kernel Tuner-style search space for this run (RunSpace) and, as in
@@ -220,6 +254,12 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
     seed_everything(seed, space)
     max_fevals = budget.max_fevals if budget.max_fevals is not None else space.size
     oracle = Oracle(task, Budget(budget.seconds, max_fevals), space)
+    run_space = RunSpace(space)
+    if seeds is not None:  # already evaluated, charged first; the strategy's samples start with them
+        from generator.seeding import seed_run_space
+
+        seeds.charge(oracle)
+        seed_run_space(run_space, seeds.ranked)
     tuning_options = Options(
         tune_params=space.tune_params, restrictions=list(task.space.restrictions),
         restrictions_unmodified=list(task.space.restrictions),
@@ -232,7 +272,7 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            module.tune(RunSpace(space), _OracleRunner(oracle, task), tuning_options)
+            module.tune(run_space, _OracleRunner(oracle, task), tuning_options)
         except StopCriterionReached:
             pass
     return oracle.trace()
@@ -360,6 +400,9 @@ def run_kernel_tuner(task: Task, strategy, options: dict, seed: int, budget: Bud
     space = SearchSpace(task.space)
     restrictions = list(task.space.restrictions) or [lambda p: space.is_param_config_valid(tuple(p.values()))]
     strategy_options = dict(options)
+    accounting = strategy_options.pop("accounting", "simulated")
+    if accounting not in ("simulated", "package"):
+        raise StrategyError(f"accounting={accounting!r}: use accounting=simulated or accounting=package")
     strategy_options["time_limit"] = budget.seconds
     if budget.max_fevals is not None:
         strategy_options["max_fevals"] = budget.max_fevals
@@ -371,17 +414,31 @@ def run_kernel_tuner(task: Task, strategy, options: dict, seed: int, budget: Bud
             restrictions=restrictions, strategy=strategy, strategy_options=strategy_options,
             cache=cache_path, simulation_mode=True, quiet=True, verbose=False,
             objective=task.objective.name, objective_higher_is_better=task.objective.higher_is_better)
-    return trace_of_results(task, space, results)
+    return trace_of_results(task, space, results, accounting)
 
 
-def trace_of_results(task: Task, space: SearchSpace, results: list[dict]) -> Trace:
-    """Kernel Tuner's result list (revisits included) as a Trace on the simulated clock."""
+def trace_of_results(task: Task, space: SearchSpace, results: list[dict], accounting: str = "simulated") -> Trace:
+    """Kernel Tuner's result list (revisits included) as a Trace.
+
+    "simulated": each configuration once, at its eval_seconds (Tunesmith's clock). "package": every
+    result, revisits included, at the T4 times the methodology package adds up (cached compile,
+    verification and runtimes, plus this run's real framework and strategy time; a revisit keeps its
+    runtimes), to reproduce the package's own experiments.
+    """
     names = list(task.space.tune_params)
-    seen, rows = set(), []
+    seen, rows, seconds = set(), [], []
     for r in results:
         row = space.row_of(tuple(r[n] for n in names))
-        if row is not None and row not in seen:
+        if row is None:
+            continue
+        if accounting == "package":
+            runtimes = r.get("times") if isinstance(r.get("times"), list) else []
+            ms = sum(float(r.get(k) or 0) for k in ("compile_time", "verification_time", "framework_time",
+                                                       "strategy_time")) + float(sum(runtimes))
+            rows.append(row)
+            seconds.append(ms / 1000)
+        elif row not in seen:
             seen.add(row)
             rows.append(row)
-    rows = np.asarray(rows, dtype=np.int64)
-    return Trace(rows, task.key.eval_seconds[rows], len(results))
+            seconds.append(task.key.eval_seconds[row])
+    return Trace(np.asarray(rows, dtype=np.int64), np.asarray(seconds, dtype=float), len(results))

@@ -59,7 +59,7 @@ class SearchSpace:
     # --- configurations <-> rows ------------------------------------------------------------
     @property
     def configs(self) -> list[tuple]:
-        """All valid configurations, in row order (built on first use)."""
+        """All valid configurations as value tuples, in row order."""
         if self._configs is None:
             cols = [np.asarray(vals, dtype=object)[self.valid[:, p]] for p, vals in enumerate(self.params_values)]
             self._configs = list(zip(*cols)) if cols else []

@@ -204,3 +204,14 @@ def test_fast_engine_runs_every_listed_builtin(small_task):
     assert engine_of(parse_strategy("genetic_algorithm:engine=kerneltuner")) == "kerneltuner"
     with pytest.raises(StrategyError, match="engine"):
         engine_of(parse_strategy("genetic_algorithm:engine=warp"))
+
+
+def test_package_accounting_keeps_revisits_with_their_runtimes(small_task):
+    spec = parse_strategy("genetic_algorithm:engine=kerneltuner:accounting=package:popsize=6:maxiter=4")
+    trace = run_once(small_task, spec, 2)
+    assert trace.fevals == trace.rows.size  # every Kernel Tuner result is a point on the time axis
+    assert (trace.seconds > 0).all()
+    simulated = run_once(small_task, parse_strategy("genetic_algorithm:engine=kerneltuner:popsize=6:maxiter=4"), 2)
+    assert set(trace.rows.tolist()) == set(simulated.rows.tolist())
+    with pytest.raises(StrategyError, match="accounting"):
+        run_once(small_task, parse_strategy("genetic_algorithm:engine=kerneltuner:accounting=wall"), 2)
