@@ -59,6 +59,9 @@ class Job:
     budgets: list[Budget]
     runs: list[tuple[int, int, int]]
     config: SandboxConfig = field(default_factory=SandboxConfig)
+    # Builds each run's oracle as (task, budget, space) -> Oracle-like (call_row, budget_spent_fraction,
+    # calls, trace()); None = generator.oracle.Oracle. Live tasks pass their measuring oracle here.
+    oracle_factory: object = None
 
 
 @dataclass

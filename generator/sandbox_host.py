@@ -320,7 +320,8 @@ class Host:
             if self.run_state or msg.get("k") != self.k:
                 raise _Violation("unexpected run start")
             ti = self.job.runs[self.k][0]
-            self.oracle = Oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
+            make_oracle = self.job.oracle_factory or Oracle
+            self.oracle = make_oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
             self.n_rows = self.spaces[ti].size
             self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
         elif kind == "error":
