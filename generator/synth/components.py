@@ -285,21 +285,27 @@ def choose(self, options):
     """Move selection: the option that a k-nearest-neighbour model of past measurements predicts best."""
     if len(self.history) < 3 or len(options) == 1 or self.rng.random() < self.explore_rate:
         return options[int(self.rng.integers(len(options)))]
+    if len(options) > 32:  # large neighbourhoods: screen a random subset, keeping each step cheap
+        options = [options[int(i)] for i in self.rng.choice(len(options), size=32, replace=False)]
     while len(self.knn_x) < len(self.history):  # extend the model with new measurements
-        self.knn_x.append(self.indices(self.history[len(self.knn_x)]))
-    known = np.asarray(self.knn_x, dtype=float) / self.knn_scale
-    # ranks, not raw values: robust to the objective's scale; failures rank worst
-    ranks = np.argsort(np.argsort([self.cache[c] for c in self.history])).astype(float)
-    cand = np.asarray([self.indices(c) for c in options], dtype=float) / self.knn_scale
-    dist = np.abs(cand[:, None, :] - known[None, :, :]).sum(axis=2)
+        config = self.history[len(self.knn_x)]
+        self.knn_x.append(np.asarray(self.indices(config), dtype=np.float32) / self.knn_scale)
+        self.knn_y.append(self.cache[config])
+    x, y = np.asarray(self.knn_x), np.asarray(self.knn_y)
+    if len(y) > 128:  # the best and the most recent measurements say most about the options at hand
+        keep = np.union1d(np.argsort(y)[:64], np.arange(len(y) - 64, len(y)))
+        x, y = x[keep], y[keep]
+    ranks = np.argsort(np.argsort(y)).astype(float)  # ranks: robust to scale; failures rank worst
+    cand = np.asarray([self.indices(c) for c in options], dtype=np.float32) / self.knn_scale
+    dist = np.abs(cand[:, None, :] - x[None, :, :]).sum(axis=2)
     k = min(self.knn_k, len(ranks))
     nearest = np.argpartition(dist, k - 1, axis=1)[:, :k]
     weights = 1.0 / (np.take_along_axis(dist, nearest, axis=1) + 1e-6)
     predicted = (weights * ranks[nearest]).sum(axis=1) / weights.sum(axis=1)
     return options[int(np.argmin(predicted))]
 ''', ("knn_k", "explore_rate"),
-        state="self.knn_x = []  # value positions of measured configs, in history order\n"
-              "self.knn_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=float)\n"),
+        state="self.knn_x, self.knn_y = [], []  # the model: scaled value positions and values, in history order\n"
+              "self.knn_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n"),
 )}
 
 # ---------------------------------------------------------------------------------------------

@@ -131,32 +131,39 @@ def _structure_swap(comp: Composition, prof: Profile, rng: random.Random) -> str
 def refine(req: Request, prof: Profile, rng: random.Random) -> Design:
     """Change one or two components or defaults of the parent (or borrow a part from parent 2)."""
     parent = req.parents[0]
-    comp = Composition(parent.composition.scheme, dict(parent.composition.slots), dict(parent.composition.hp))
-    comp = comp.normalised()
+    comp = parent.composition.normalised()
     changes: list[str] = []
+    touched: set[str] = set()  # each slot or default changes at most once, so changes never cancel
     donor = next((p.composition for p in req.parents[1:] if p.composition is not None), None)
     n_changes = 1 if rng.random() < 0.6 else 2
-    for _ in range(n_changes * 4):
+    for _ in range(12):
         if len(changes) >= n_changes:
             break
         roll = rng.random()
-        slots = list(comp.active_slots())
+        slots = [s for s in comp.active_slots() if s not in touched]
+        hps = [h for h in comp.hyperparameter_names() if h not in touched]
+        change, what = "", ""
         if donor is not None and donor.scheme == comp.scheme and roll < 0.3:
-            slot = rng.choice([s for s in slots if donor.slots.get(s) not in (None, comp.slots[s])] or slots)
-            if donor.slots.get(slot) not in (None, comp.slots[slot]):
-                comp.slots[slot] = donor.slots[slot]
-                changes.append(f"{slot} -> {donor.slots[slot]} (from parent 2)")
-        elif roll < 0.08:
-            changes.append(_structure_swap(comp, prof, rng))
-        elif roll < 0.6:
-            changes.append(_swap_slot(comp, prof.weak_slot(slots, parent.per_task, req.task_stats, rng), prof, rng))
-        else:
-            changes.append(_tweak_hp(comp, rng.choice(comp.hyperparameter_names() or ["init_size"]), rng)
-                           if comp.hyperparameter_names() else "")
-        changes = [c for c in changes if c]
+            borrow = [s for s in slots if donor.slots.get(s) not in (None, comp.slots[s])]
+            if borrow:
+                what = rng.choice(borrow)
+                comp.slots[what] = donor.slots[what]
+                change = f"{what} -> {donor.slots[what]} (from parent 2)"
+        elif roll < 0.08 and not touched:
+            what, change = "scheme", _structure_swap(comp, prof, rng)
+        elif roll < 0.6 and slots:
+            what = prof.weak_slot(slots, parent.per_task, req.task_stats, rng)
+            change = _swap_slot(comp, what, prof, rng)
+        elif hps:
+            what = rng.choice(hps)
+            change = _tweak_hp(comp, what, rng)
+        if change:
+            changes.append(change)
+            touched.add(what)
+            if what == "scheme":
+                touched.update(comp.slots)  # a new scheme is change enough
         comp = comp.normalised()
-    why = prof.reasons_for(comp)
-    return Design(comp, why, [f"refined {parent.id}: " + "; ".join(changes or ["no change found"])])
+    return Design(comp, prof.reasons_for(comp), [f"refined {parent.id}: " + "; ".join(changes or ["no change found"])])
 
 
 def simplify(req: Request, prof: Profile, rng: random.Random) -> Design:

@@ -27,6 +27,7 @@ from litellm.types.utils import ModelResponse, Usage
 from generator.synth.compose import render
 from generator.synth.operators import apply
 from generator.synth.parse import parse_prompt
+from generator.synth.proposals import is_proposal_prompt, propose
 
 PROVIDER = "synth"
 MODELS = ("components",)  # model strings: synth/components
@@ -51,6 +52,8 @@ def prompt_text(messages: list[dict]) -> str:
 
 def synthesize(text: str, seed: int | None = None, repeat: int = 0) -> str:
     """The synthesizer's reply to a prompt: '# Name: description' and one ```python block."""
+    if is_proposal_prompt(text):  # an llm_guided prompt asks for configurations as JSON, not for code
+        return propose(text, seed, repeat)
     request = parse_prompt(text)
     made: set[str] = set()
     for r in range(repeat + 1):  # the designs of earlier repeats, so that this one differs from them
