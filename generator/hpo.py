@@ -365,7 +365,7 @@ def _trial_counts(study) -> dict:
     trials = study.get_trials(deepcopy=False)
     return {"complete": sum(t.state == s.COMPLETE for t in trials),
             "pruned": sum(t.state == s.PRUNED for t in trials),
-            "failed": sum(t.state == s.FAIL for t in trials)}
+            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials)}  # not surplus/stale
 
 
 def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, int]:
@@ -455,3 +455,11 @@ def format_result(r: HpoResult) -> str:
     else:
         lines.append(f"  tuned values: {json.dumps(changed) if changed else 'defaults kept'}")
     return "\n".join(lines)
+
+
+def campaign_stage(run_dir, progress: bool = True) -> list[HpoResult]:
+    """The campaign's last stage: tune as its `[hpo]` section says, or nothing when it is not enabled."""
+    config = Archive.open(run_dir).config
+    if not (config.get("hpo") or {}).get("enabled"):
+        return []
+    return run_hpo(run_dir, settings_from_config(config), progress)
