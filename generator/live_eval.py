@@ -13,7 +13,6 @@ which compiles, verifies and times it on the device through Kernel Tuner. The sc
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -73,37 +72,16 @@ def _run_sandboxed(source: str, task: LiveTask, budget: Budget, repeats: int, se
         return None, [], found
     kwargs = init_kwargs(found, hyperparameters, budget.max_fevals)
     runs = [(0, r, run_seed(seed, r)) for r in range(repeats)]
-    job = sandbox.Job(source, found.class_name, kwargs, [task], [budget], runs,
-                      sandbox.SandboxConfig(timeout_s=float(timeout_s)))
     oracles: list = []
-    with _live_oracles(oracles):
-        outcome = sandbox.run_job(job)
+
+    def factory(t, b, space=None):  # one oracle per run, kept for the live-measured values
+        oracles.append(make_oracle(t, b, space))
+        return oracles[-1]
+
+    job = sandbox.Job(source, found.class_name, kwargs, [task], [budget], runs,
+                      sandbox.SandboxConfig(timeout_s=float(timeout_s)), oracle_factory=factory)
+    outcome = sandbox.run_job(job)
     return outcome, oracles, outcome.error
-
-
-@contextlib.contextmanager
-def _live_oracles(created: list):
-    """Make the sandbox answer live tasks with a LiveOracle (and keep each run's oracle in `created`).
-
-    The sandbox host builds one `Oracle(task, budget, space)` per run from its module's global
-    name; this swaps that name for `make_oracle` while a live evaluation runs. (A stopgap until the
-    sandbox asks the task itself: `getattr(task, "oracle_class", Oracle)`.)
-    """
-    try:
-        import generator.sandbox_host as host_module
-    except ImportError:  # before the host was split out of generator.sandbox
-        import generator.sandbox as host_module
-    original = host_module.Oracle
-
-    def factory(task, budget, space=None):
-        created.append(make_oracle(task, budget, space))
-        return created[-1]
-
-    host_module.Oracle = factory
-    try:
-        yield
-    finally:
-        host_module.Oracle = original
 
 
 def random_search_oracles(task: LiveTask, budget: Budget, repeats: int, seed: int) -> list[LiveOracle]:
