@@ -284,7 +284,9 @@ def _split_docstring(source: str) -> tuple[str, str]:
 
 def _pyliteral(data) -> str:
     """A Python literal for JSON-like data (json's true/null are not Python)."""
-    return repr(json.loads(json.dumps(data, default=str)))
+    import pprint
+
+    return pprint.pformat(json.loads(json.dumps(data, default=str)), width=100, sort_dicts=False)
 
 
 def valid_module_name(name: str) -> str:
