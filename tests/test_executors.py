@@ -161,6 +161,43 @@ def test_dask_scores_identical_to_local(dask_ex, conv_task, local_fitness):
     _same_scores(local_fitness, fit)
 
 
+def test_campaign_runs_unchanged_on_a_dask_cluster(dask_ex, conv_task, hub_dir, tmp_path, monkeypatch):
+    """A campaign file whose one changed line is `executor` runs on the cluster; its scores are the local ones."""
+    from generator.archive import Archive
+    from generator.campaign import run_campaign
+    from generator.evaluate import evaluate_source
+
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    address = dask_ex.client.scheduler.address.replace("tcp://", "dask://")  # the module's running cluster
+    path = tmp_path / "campaign.toml"
+    path.write_text(f"""name = "on-a-cluster"
+[llm]
+model = "synth/components"
+seed = 5
+[evolution]
+n_parents = 1
+n_offspring = 1
+budget = 1
+seed = 5
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = 2
+workers = 2
+timeout = 30
+executor = "{address}"
+[output]
+run_dir = "{tmp_path / 'run'}"
+""")
+    assert run_campaign(path, progress=False).state == "finished"
+    archive = Archive.open(tmp_path / "run")
+    assert archive.config["evaluation"]["executor"] == address
+    (cand,) = archive.candidates()
+    assert cand.ok, cand.error
+    local = evaluate_source(archive.code(cand), [conv_task], repeats=2, seed=5, timeout_s=30, workers=2)
+    assert cand.score == local.score
+
+
 def _kill_a_busy_worker(ex: DaskExecutor, deadline_s: float = 60.0) -> tuple[str, int]:
     """SIGKILL the process of a Dask worker once it is running one of our tasks; return (address, pid)."""
     end = time.monotonic() + deadline_s
