@@ -297,9 +297,34 @@ def _curve_over_time(basis: ScoreBasis, times, values, num_repeats, curve, rando
 
 
 def standardise(basis: ScoreBasis, curve: np.ndarray, x_type: str = "time") -> np.ndarray:
-    """(curve - random) / (optimum - random): 0 = random search, 1 = optimum."""
+    """(curve - random) / (optimum - random): 0 = random search, 1 = optimum.
+
+    Where random search is closer to the optimum than the second-best value (tiny spaces, near
+    the end of the time range) the package divides by (almost) zero: it raises "Division by zero"
+    when exactly zero and otherwise returns numbers in the thousands. Tunesmith keeps the package's
+    number everywhere else, and there (a) scores a run at the optimum 1.0 (the formula's value for
+    curve == optimum) and (b) divides by the gap between the optimum and the second-best value
+    instead, so a run elsewhere is scored by how many such gaps it is behind random search. A
+    score is never inf or NaN.
+    """
     random = basis.baseline_time if x_type == "time" else basis.baseline_fevals
-    return (curve - random) / (basis.optimum - random)
+    division = basis.optimum - random
+    gap = _optimum_gap(basis)
+    close = np.abs(division) < gap if gap > 0 else division == 0
+    if not close.any():
+        return (curve - random) / division
+    division = np.where(close, gap if gap > 0 else 1.0, np.abs(division)) * (-1.0 if basis.minimization else 1.0)
+    return np.where(np.asarray(curve) == basis.optimum, 1.0, (curve - random) / division)
+
+
+def _optimum_gap(basis: ScoreBasis) -> float:
+    """Distance between the optimum and the second-best distinct objective value (0 if none)."""
+    d = basis.dist
+    if basis.minimization:
+        i = int(np.searchsorted(d, d[0], side="right"))
+        return float(d[i] - d[0]) if i < d.size else 0.0
+    i = int(np.searchsorted(d, d[-1], side="left"))
+    return float(d[-1] - d[i - 1]) if i > 0 else 0.0
 
 
 def score_traces(task: Task, traces: list[Trace], curve: str = "bagging",

@@ -262,3 +262,27 @@ def test_higher_is_better_objective(hub_dir):
     assert score_traces(task, [Trace(np.full(n, best), sec)] * 3).score == pytest.approx(1.0)
     rnd = score_traces(task, _random_traces(task, 20, seed=2))
     assert -0.5 < rnd.score < 0.5
+
+
+def _tiny_task(values):
+    from generator.tasks import AnswerKey, Objective, SpaceSpec, Task
+
+    n = len(values)
+    spec = SpaceSpec({"x": list(range(n))}, (), np.arange(n, dtype=np.int32).reshape(-1, 1))
+    return Task("tiny/CPU", spec, AnswerKey(np.array(values, float), np.zeros(n, bool), np.full(n, 0.5)), Objective())
+
+
+@pytest.mark.parametrize("values", [[4.0, 3.0, 2.0, 1.0], [2.0, 1.0], [5, 4, 3, 2, 1, 0.5]])
+def test_tiny_spaces_where_random_search_reaches_the_optimum_score_finite(values):
+    # the package raises "Division by zero" (or returns thousands) here; we never give inf/NaN
+    task = _tiny_task(values)
+    best = len(values) - 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        at_optimum = score_traces(task, [Trace([best], [0.5])])
+        worst_only = score_traces(task, [Trace([0], [0.5])])
+        everything = score_traces(task, [Trace(np.arange(len(values)), np.full(len(values), 0.5))] * 2)
+    assert at_optimum.score == 1.0 and at_optimum.per_repeat == (1.0,)
+    for s in (worst_only, everything):
+        assert np.isfinite(s.score) and np.isfinite(s.per_repeat).all() and np.isfinite(s.error)
+        assert -10 < s.score < 1.0
