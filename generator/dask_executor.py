@@ -88,6 +88,9 @@ def gpu_count() -> int:
 
 def needs_gpu(task) -> bool:
     """A live task on a GPU (not a cached one, not the C backend) needs a worker's GPU."""
+    problem = getattr(task, "problem", None)  # a generator.live.LiveTask
+    if problem is not None:
+        return str(getattr(problem, "lang", "CUDA")).upper() != "C"
     info = getattr(task, "info", None) or {}
     return bool(info.get("live")) and str(info.get("lang", "CUDA")).upper() != "C"
 

@@ -96,6 +96,10 @@ def test_live_gpu_jobs_ask_for_a_gpu(conv_task):
     assert job_resources(SimpleNamespace(tasks=[conv_task, live], runs=[(1, 0, 1)])) == {"GPU": 1}
     assert job_resources(SimpleNamespace(tasks=[conv_task, live], runs=[(0, 0, 1)])) is None
     assert job_resources(SimpleNamespace(tasks=[c_live], runs=[(0, 0, 1)])) is None
+    cuda_problem = SimpleNamespace(problem=SimpleNamespace(lang="CUDA"), info={})  # as generator.live.LiveTask
+    c_problem = SimpleNamespace(problem=SimpleNamespace(lang="C"), info={})
+    assert job_resources(SimpleNamespace(tasks=[cuda_problem], runs=[(0, 0, 1)])) == {"GPU": 1}
+    assert job_resources(SimpleNamespace(tasks=[c_problem], runs=[(0, 0, 1)])) is None
 
 
 # ---------------------------------------------------------------------------- on a cluster
