@@ -182,6 +182,9 @@ class Campaign:
         except KeyboardInterrupt:
             self._write_status("stopped", "interrupted (Ctrl-C)")
             raise
+        except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
+            self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+            raise
         finally:
             self._eval_bar.close()
             self._bar.close()
