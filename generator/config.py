@@ -173,6 +173,18 @@ class HpoConfig(Section):
     seed: int = 0
 
 
+class GuidedConfig(Section):
+    """LLM-guided tuning (`llm_guided`): the LLM proposes configurations in rounds; also the seeding stage."""
+
+    batch: int = Field(10, ge=1, le=200)  # configurations asked for per round
+    max_rounds: int = Field(25, ge=1)  # LLM calls per run at most
+    patience: int = Field(4, ge=1)  # stop after this many rounds in a row without a better result
+    show_best: int = Field(15, ge=1)  # best configurations shown with their results
+    show_failed: int = Field(10, ge=0)  # failed configurations and invalid proposals shown with the reason
+    show_evaluated: int = Field(200, ge=0)  # other evaluated configurations listed (values only)
+    seed_rounds: int = Field(0, ge=0)  # campaigns: rounds of proposals every candidate starts from (0 = off)
+
+
 class CampaignConfig(Section):
     """A whole campaign file."""
 
@@ -185,6 +197,7 @@ class CampaignConfig(Section):
     prompts: PromptsConfig = Field(default_factory=PromptsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     hpo: HpoConfig = Field(default_factory=HpoConfig)
+    llm_guided: GuidedConfig = Field(default_factory=GuidedConfig)
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
