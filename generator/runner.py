@@ -198,6 +198,7 @@ def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = 
     """One run of a strategy on a task with a seed; returns the trace (rows, simulated seconds, fevals)."""
     budget = budget or budget_for(task)
     options = {k: v for k, v in spec.options.items() if k != "engine"}
+    require_runs_on(spec, task)
     if spec.kind == "builtin" and engine_of(spec) == "kerneltuner":
         return run_kernel_tuner(task, spec.target, options, seed, budget)
     space = space if space is not None else SearchSpace(task.space)
@@ -218,11 +219,22 @@ def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = 
     return run_tune_module(task, load_module(spec.target), options, seed, budget, space, seeds=seeds)
 
 
+def require_runs_on(spec: StrategySpec, task: Task) -> None:
+    """A live task (its oracle measures on the device) takes strategy files and the built-ins that run on
+    Tunesmith's own space; Kernel Tuner's simulation and llm_guided need a cached task."""
+    if getattr(task, "oracle_class", None) is None:
+        return
+    if spec.kind == GUIDED or spec.seeder is not None or (spec.kind == "builtin" and engine_of(spec) == "kerneltuner"):
+        raise StrategyError(f"{spec.label}: runs on cached tasks only (Kernel Tuner's simulation or the LLM's "
+                            f"view of the cache), not on live task {task.name}; use a strategy file or one of "
+                            f"the built-ins {', '.join(FAST_BUILTINS)}, or the problem's cached task")
+
+
 def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, space: SearchSpace,
                   seeds=None) -> Trace:
     """An OptAlg-style class on the fast search space and oracle (after `seeds`, a SeedRun, if given)."""
     seed_everything(seed, space)
-    oracle = Oracle(task, budget, space)
+    oracle = _oracle(task, budget, space)
     if seeds is not None:  # already evaluated, charged first; the optimizer's samples start with them
         from generator.seeding import SeededSpace
 
@@ -253,7 +265,7 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
 
     seed_everything(seed, space)
     max_fevals = budget.max_fevals if budget.max_fevals is not None else space.size
-    oracle = Oracle(task, Budget(budget.seconds, max_fevals), space)
+    oracle = _oracle(task, Budget(budget.seconds, max_fevals), space)
     run_space = RunSpace(space)
     if seeds is not None:  # already evaluated, charged first; the strategy's samples start with them
         from generator.seeding import seed_run_space
@@ -276,6 +288,11 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
         except StopCriterionReached:
             pass
     return oracle.trace()
+
+
+def _oracle(task: Task, budget: Budget, space: SearchSpace) -> Oracle:
+    """The task's oracle: looked up in the cache, or for a live task measured on its device (LiveOracle)."""
+    return (getattr(task, "oracle_class", None) or Oracle)(task, budget, space)
 
 
 class _OracleBudget:
@@ -328,7 +345,8 @@ class _OracleRunner:
                 result["__error__"] = self.failed
             else:
                 self.oracle.record(row)
-                value = self.oracle.task.key.values[row]
+                # a live oracle's own measurements, else the cache's value
+                value = getattr(self.oracle, "values", self.oracle.task.key.values)[row]
                 if np.isnan(value):
                     result["__error__"] = self.failed
                 else:
