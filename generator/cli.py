@@ -274,14 +274,21 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", action="append", required=True, metavar="DIR_OR_FILE",
                    help="benchmark-hub directory, cache file, problem.toml or folder (repeatable)")
     p.add_argument("--strategies", required=True,
-                   help="comma-separated: Kernel Tuner built-ins (genetic_algorithm, pso:popsize=10) "
-                        "and/or files (path/x.py, path/x.py:ClassName)")
+                   help="comma-separated: Kernel Tuner built-ins (genetic_algorithm, pso:popsize=10), "
+                        "files (path/x.py, path/x.py:ClassName), llm_guided[:batch=10], and hybrids "
+                        "llm_guided+STRATEGY (the LLM's first round seeds STRATEGY)")
     p.add_argument("--repeats", type=int, default=50, help="runs per strategy and task (default 50)")
     p.add_argument("--seed", type=int, default=0, help="base seed; each repeat gets its own (default 0)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--max-fevals", type=int, default=None, help="also stop runs after N unique evaluations")
     p.add_argument("--json", dest="json_out", default=None, metavar="OUT.json", help="write the results as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--model", default=None, help="litellm model of llm_guided (default synth/components, the "
+                                                 "offline synthesizer; replay/DIR replays a --record directory)")
+    p.add_argument("--seed-with", metavar="llm_guided[:k=v]", default=None,
+                   help="start every other strategy from llm_guided's first round(s): X becomes llm_guided+X")
+    p.add_argument("--record", metavar="DIR", default=None,
+                   help="record llm_guided's LLM exchanges in DIR (a run directory that --model replay/DIR reads)")
 
 
 def _cmd_bench(args) -> int:
@@ -289,11 +296,22 @@ def _cmd_bench(args) -> int:
     from generator.runner import parse_strategy
     from generator.tasks import load_tasks
 
-    specs = [parse_strategy(s) for s in args.strategies.split(",") if s.strip()]
+    texts = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    if args.seed_with:
+        texts = [t if t.startswith("llm_guided") else f"{args.seed_with}+{t}" for t in texts]
+    specs = [parse_strategy(s) for s in texts]
+    if any(s.kind == "llm_guided" or s.seeder is not None for s in specs):
+        from generator.guided import prepare_specs
+
+        specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
     tasks = load_tasks(args.tasks)
     results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
                     progress=not args.no_progress, max_fevals=args.max_fevals)
     print(table(results))
+    if args.record:
+        from generator.guided import usage_line
+
+        print(usage_line(args.record))
     if args.json_out:
         write_json(args.json_out, results, repeats=args.repeats, seed=args.seed, tasks=[t.name for t in tasks])
     return 0
