@@ -59,30 +59,39 @@ def _application_lines(info: dict) -> list[str]:
     return lines
 
 
+def template_environment(template_dir: str | None) -> jinja2.Environment:
+    """A jinja2 environment over `template_dir` (if given) in front of the built-in prompts/."""
+    if template_dir and not Path(template_dir).is_dir():
+        raise TunesmithError(f"prompts.template_dir = {template_dir!r} is not a directory; "
+                             "give a folder with *.j2 files or remove the key")
+    dirs = [str(Path(template_dir))] if template_dir else []
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)]), trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+
+
+def render_part(env: jinja2.Environment, part: str, **ctx) -> str:
+    """Render `<part>.j2`; a missing or broken template is a one-line TunesmithError."""
+    try:
+        return env.get_template(f"{part}.j2").render(**ctx).strip()
+    except jinja2.TemplateNotFound:
+        raise TunesmithError(f"prompt template {part}.j2 not found in {env.loader.searchpath}; "
+                             "restore it or fix prompts.template_dir") from None
+    except jinja2.TemplateError as exc:
+        raise TunesmithError(f"prompt template {part}.j2: {exc}; fix the template") from None
+
+
 class PromptBuilder:
     """Renders the messages of one generation prompt for the campaign's training tasks."""
 
     def __init__(self, tasks, prompts_cfg, statistics: dict | None = None):
         self.tasks = tasks
         self.cfg = prompts_cfg
-        dirs = [str(Path(prompts_cfg.template_dir))] if prompts_cfg.template_dir else []
-        if prompts_cfg.template_dir and not Path(prompts_cfg.template_dir).is_dir():
-            raise TunesmithError(f"prompts.template_dir = {prompts_cfg.template_dir!r} is not a directory; "
-                                 "give a folder with *.j2 files or remove the key")
-        loader = jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)])
-        self.env = jinja2.Environment(loader=loader, trim_blocks=True, lstrip_blocks=True,
-                                      keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+        self.env = template_environment(prompts_cfg.template_dir)
         self._stats = statistics
         self._fixed: dict[str, str] | None = None
 
     def _render(self, part: str, **ctx) -> str:
-        try:
-            return self.env.get_template(f"{part}.j2").render(**ctx).strip()
-        except jinja2.TemplateNotFound:
-            raise TunesmithError(f"prompt template {part}.j2 not found in {self.env.loader.searchpath}; "
-                                 "restore it or fix prompts.template_dir") from None
-        except jinja2.TemplateError as exc:
-            raise TunesmithError(f"prompt template {part}.j2: {exc}; fix the template") from None
+        return render_part(self.env, part, **ctx)
 
     def statistics(self) -> dict[str, dict[str, str]]:
         """Per task name, the `key -> value` statistics lines (computed once)."""
