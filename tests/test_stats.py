@@ -15,12 +15,13 @@ def _task(values, higher=False):
                 Objective("time", higher))
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture()
 def fixed_budget(monkeypatch):
+    """A made-up budget for hand-made tasks (not cached: these tests call _compute directly)."""
     monkeypatch.setattr(stats, "_budget", lambda task: (10.0, 10))
 
 
-def test_hand_made_space():
+def test_hand_made_space(fixed_budget):
     # rows: (0,0)=1 best, rising away from it; (1,1)=9 is a failed configuration
     s = stats._compute(_task([1, 2, 3, 2, np.nan, 4, 3, 4]))
     assert (s.size, s.cartesian_size, s.n_params) == (8, 9, 2)
@@ -33,7 +34,7 @@ def test_hand_made_space():
     assert s.lines()["budget_fevals"] == "10"
 
 
-def test_rugged_space_and_maximisation():
+def test_rugged_space_and_maximisation(fixed_budget):
     rugged = _task([1, 5, 1, 5, 1, 5, 1, 5])
     assert stats._compute(rugged).local_optima_share == pytest.approx(4 / 8)
     maxi = stats._compute(_task([8, 7, 6, 5, 4, 3, 2, 1], higher=True))
@@ -49,8 +50,7 @@ def test_dense_grid_and_sampled_estimate_agree():
     assert dense == pytest.approx(sampled)
 
 
-def test_real_space(conv_task, monkeypatch):
-    monkeypatch.undo()  # the real budget from scoring.budget_for
+def test_real_space(conv_task):
     s = stats.space_statistics(conv_task)
     assert (s.size, s.cartesian_size, s.n_params) == (4362, 10240, 10)
     assert 0.03 < s.failed_fraction < 0.04 and s.objective_spread > 1 and 0 < s.local_optima_share < 0.05
