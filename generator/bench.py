@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from generator.errors import TunesmithError
-from generator.runner import StrategyError, StrategySpec, run_once
+from generator.runner import StrategyError, StrategySpec, require_runs_on, run_once
 from generator.scoring import Budget, TaskScore, Trace, budget_for, score_traces
 from generator.space import SearchSpace
 from generator.tasks import Task
@@ -76,7 +76,9 @@ def _job(spec: StrategySpec, task_index: int, repeat: int, seed: int) -> tuple:
         raise StrategyError(f"strategy {spec.label} crashed on {task.name} (repeat {repeat}): "
                             f"{type(exc).__name__}: {exc} at {Path(where.filename).name}:{where.lineno}; "
                             "fix the strategy") from None
-    return task_index, repeat, trace.to_dict(), time.perf_counter() - start
+    # a live run keeps its Trace object (it carries the measured values); others cross as dicts
+    out = trace if getattr(task, "oracle_class", None) is not None else trace.to_dict()
+    return task_index, repeat, out, time.perf_counter() - start
 
 
 # ------------------------------------------------------------------------ parent side
@@ -88,6 +90,12 @@ def bench(tasks: list[Task], specs: list[StrategySpec], repeats: int = 50, seed:
     if repeats < 1:
         raise TunesmithError(f"--repeats {repeats}: must be at least 1")
     workers = workers or _cpu_count()
+    live = any(getattr(t, "oracle_class", None) is not None for t in tasks)
+    if live:  # live tasks measure on this machine's device: one run at a time, in this process
+        workers = 1
+        for spec in specs:  # before anything runs: a strategy that cannot run live is a usage error
+            for task in tasks:
+                require_runs_on(spec, task)
     total = len(specs) * len(tasks) * repeats
     bar = _progress(total, progress)
     results = []
@@ -101,7 +109,7 @@ def bench(tasks: list[Task], specs: list[StrategySpec], repeats: int = 50, seed:
             traces = _run_strategy(pool, spec, len(tasks), repeats, seed, bar)
             per_task, evals = {}, {}
             for ti, task in enumerate(tasks):
-                per_task[task.name] = score_traces(task, traces[ti])
+                per_task[task.name] = _score(task, traces[ti], seed)
                 evals[task.name] = float(np.mean([t.rows.size for t in traces[ti]]))
             mean = float(np.mean([s.score for s in per_task.values()]))
             results.append(StrategyResult(spec.label, mean, per_task, time.perf_counter() - start, evals))
@@ -112,6 +120,15 @@ def bench(tasks: list[Task], specs: list[StrategySpec], repeats: int = 50, seed:
     return results
 
 
+def _score(task: Task, traces: list[Trace], seed: int) -> TaskScore:
+    """P; a live task without a measured cache is scored against live random search instead."""
+    if getattr(task, "oracle_class", None) is not None:
+        from generator.live_eval import score_live
+
+        return score_live(task, traces, seed)
+    return score_traces(task, traces)
+
+
 def _run_strategy(pool, spec, n_tasks, repeats, seed, bar) -> list[list[Trace]]:
     traces: list[list[Trace | None]] = [[None] * repeats for _ in range(n_tasks)]
     jobs = [(spec, ti, r, run_seed(seed, r)) for r in range(repeats) for ti in range(n_tasks)]
@@ -120,7 +137,7 @@ def _run_strategy(pool, spec, n_tasks, repeats, seed, bar) -> list[list[Trace]]:
     else:
         done = (f.result() for f in as_completed([pool.submit(_job, *j) for j in jobs]))
     for ti, r, trace, _ in done:
-        traces[ti][r] = Trace.from_dict(trace)
+        traces[ti][r] = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
         bar.update(1)
     return traces
 

@@ -65,13 +65,21 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
     budgets = [budget_for(t) for t in tasks]
     config = config or SandboxConfig(timeout_s=float(timeout_s))
     runs = [(ti, r, run_seed(seed, r)) for ti in range(len(tasks)) for r in range(repeats)]
-    chunks = plan_jobs(runs, max(workers, getattr(executor, "slots", 0)))  # a cluster: one chunk per slot
+    live = {ti for ti, t in enumerate(tasks) if _is_live(t)}
+    # a cluster: one chunk per slot; live runs all go to one job, run one after another (one device)
+    chunks = plan_jobs([r for r in runs if r[0] not in live], max(workers, getattr(executor, "slots", 0)))
     jobs = []
     for chunk in chunks:
         kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
         jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config))
+    if live:
+        from generator.live import make_oracle
+
+        chunk = [r for r in runs if r[0] in live]
+        kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
+        jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, oracle_factory=make_oracle))
     outcomes = _run_jobs(jobs, workers, executor)
-    fitness = _aggregate(tasks, repeats, outcomes)
+    fitness = _aggregate(tasks, repeats, outcomes, seed)
     fitness.wall_s = time.monotonic() - start
     fitness.metadata.update({"seed": seed, "repeats": repeats, "timeout_s": config.timeout_s,
                              "workers": len(jobs), "class_name": found.class_name,
@@ -79,16 +87,30 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
     return fitness
 
 
+def _is_live(task: Task) -> bool:
+    """A task measured for real on a device (generator.live.LiveTask)."""
+    return bool(task.info.get("live")) and getattr(task, "problem", None) is not None
+
+
+def _runner(job: Job):
+    """run_job, or for live tasks run_live_job (holds the device for the whole job)."""
+    if job.oracle_factory is None:
+        return run_job
+    from generator.live import run_live_job
+
+    return run_live_job
+
+
 def _run_jobs(jobs: list[Job], workers: int, executor) -> list[JobOutcome | None]:
     """Run the jobs; once one fails, the ones not yet started are cancelled (the candidate failed)."""
     if len(jobs) == 1 and executor is None:
-        return [run_job(jobs[0])]
+        return [_runner(jobs[0])(jobs[0])]
     from generator.executors import get_executor
 
     own = executor is None
     ex = executor or get_executor(None, workers)
     try:
-        futures = [ex.submit(run_job, job) for job in jobs]
+        futures = [ex.submit(_runner(job), job) for job in jobs]
         pending = set(futures)
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)
@@ -112,7 +134,7 @@ def _outcome(future) -> JobOutcome:
     return future.result()
 
 
-def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None]) -> Fitness:
+def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None], seed: int = 0) -> Fitness:
     from generator.scoring import score_traces
 
     error = next((o.error for o in outcomes if o is not None and o.error is not None), None)
@@ -126,7 +148,12 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
     for ti, task in enumerate(tasks):
         mine = sorted((r for r in runs if r.task == ti), key=lambda r: r.repeat)
         traces = [r.trace for r in mine]
-        ts = score_traces(task, traces)
+        if _is_live(task):  # scored against its measured cache, or else against live random search
+            from generator.live_eval import score_live
+
+            ts = score_live(task, traces, seed)
+        else:
+            ts = score_traces(task, traces)
         per_task[task.name] = TaskFitness(
             score=ts.score, std=ts.std, fevals=float(np.mean([t.fevals for t in traces])),
             unique=float(np.mean([t.rows.size for t in traces])), per_repeat=tuple(ts.per_repeat),

@@ -11,8 +11,10 @@ device when there is one (scores are then computed against the brute-force optim
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
+import os
 import queue
 import re
 import shutil
@@ -93,6 +95,28 @@ def device_label(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "device"
 
 
+_KT_TMP: list[str] = []
+
+
+def patch_temp_files() -> None:
+    """Kernel Tuner writes (and on errors leaves) its temporary sources in the working directory;
+    a session puts them in a private temporary folder instead (chdir is process-wide, not per thread)."""
+    import kernel_tuner.backends.compiler as compiler
+    import kernel_tuner.util as util
+
+    if _KT_TMP:
+        return
+    _KT_TMP.append(tempfile.mkdtemp(prefix="tunesmith-kt-"))
+    atexit.register(shutil.rmtree, _KT_TMP[0], True)
+
+    def get_temp_filename(suffix=None):
+        fd, name = tempfile.mkstemp(suffix=suffix, prefix="temp_", dir=_KT_TMP[0])
+        os.close(fd)
+        return name
+
+    util.get_temp_filename = compiler.get_temp_filename = get_temp_filename
+
+
 @contextlib.contextmanager
 def scratch_dir():
     """Run Kernel Tuner in a throwaway working directory."""
@@ -108,15 +132,42 @@ def config_key(config) -> str:
 
 
 
+def device_key(problem: Problem, device: int = 0) -> str:
+    """What identifies the physical device across processes: "CPU", or the GPU's PCI bus id."""
+    if problem.lang == "C":
+        return "CPU"
+    try:
+        import cupy
+
+        bus = cupy.cuda.runtime.deviceGetPCIBusId(device)
+    except Exception:  # noqa: BLE001 - no usable GPU: require_device says so elsewhere
+        bus = f"cuda{device}"
+    # (not the name + index: Dask's GPU workers each see their own GPU as device 0)
+    return "gpu-" + re.sub(r"[^A-Za-z0-9]+", "_", str(bus))
+
+
+_HELD = threading.local()  # device keys this thread holds: the lock is re-entrant per thread
+
+
 @contextlib.contextmanager
-def device_lock(label: str, device: int = 0):
-    """One evaluation at a time per device, across processes (an advisory file lock)."""
-    path = Path(tempfile.gettempdir()) / f"tunesmith-device-{label}-{device}.lock"
-    with open(path, "a") as fh:
+def device_lock(key: str):
+    """One evaluation at a time per device, across threads and processes (an advisory file lock).
+
+    Re-entrant in one thread: a sandbox job with live tasks holds its device for the whole job
+    (`run_live_job`), and each measurement in it takes the lock again.
+    """
+    held = _HELD.__dict__.setdefault("keys", set())
+    if key in held:
+        yield
+        return
+    path = Path(tempfile.gettempdir()) / f"tunesmith-device-{key}.lock"
+    with open(path, "a") as fh:  # a fresh open file description: flock excludes other threads too
         fcntl.flock(fh, fcntl.LOCK_EX)
+        held.add(key)
         try:
             yield
         finally:
+            held.discard(key)
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
@@ -175,9 +226,11 @@ class LiveSession:
         require_device(self.problem)
         if self.problem.lang == "cupy":
             patch_cupy_uuid()
+        patch_temp_files()
         self.device = device
         self.device_name = device_name(self.problem, device)
         self.label = device_label(self.device_name)
+        self.key = device_key(self.problem, device)
         self._requests: queue.Queue = queue.Queue()
         self._replies: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
@@ -192,7 +245,13 @@ class LiveSession:
                                   f"({type(value).__name__}: {value}); check the problem spec and the device")
 
     def _run(self, arguments, answer) -> None:
+        import warnings
+
         import kernel_tuner
+
+        # a C kernel has no thread blocks; Kernel Tuner warns about it on every start (a global filter:
+        # warnings.catch_warnings is not thread-safe)
+        warnings.filterwarnings("ignore", message="None of the tunable parameters specify thread block")
 
         try:
             kernel_tuner.tune_kernel(arguments=arguments, answer=answer, strategy=_Server(self), quiet=True,
@@ -202,7 +261,9 @@ class LiveSession:
 
     def measure(self, config) -> Measurement:
         """Compile, verify and benchmark one configuration (one at a time on this device)."""
-        with self._lock, device_lock(self.label, self.device):
+        # the device first, then this session: a job holding the device must never wait on a thread
+        # that holds the session and waits for the device
+        with device_lock(self.key), self._lock:
             if not self._thread.is_alive():
                 raise LiveUnavailable(f"{self.problem.path}: the Kernel Tuner session has ended; start a new one")
             self._requests.put(tuple(config))
@@ -237,11 +298,14 @@ class LiveTask(Task):
     problem: Problem | None = None
     device: int = 0
     cached: bool = False  # whether `key` holds a brute-force measurement of this space on this device
+    # What one run may spend (evaluations and/or measured seconds); None: the methodology's budget
+    # from the measured cache (`scoring.budget_for` returns this one when it is set).
+    budget: Budget | None = None
 
     oracle_class = None  # set below: the sandbox asks the task which oracle answers it
 
 
-def load_live_task(path, device: int = 0, gpu: str | None = None) -> LiveTask:
+def load_live_task(path, device: int = 0, gpu: str | None = None, budget: Budget | None = None) -> LiveTask:
     """A live task for a problem spec on this machine's device, keyed by the shipped cache of that GPU."""
     from generator.problems import load_problem_tasks
     from generator.tasks import valid_index_matrix
@@ -253,15 +317,17 @@ def load_live_task(path, device: int = 0, gpu: str | None = None) -> LiveTask:
     if cached:
         base = load_problem_tasks(problem.path, gpus=[label])[0]
         return LiveTask(f"{problem.name}/{label}/live", base.space, base.key, base.objective,
-                        {**base.info, "live": True}, base.source, problem, device, True)
+                        {**base.info, "live": True, "lang": problem.lang}, base.source, problem, device, True,
+                        budget)
     valid = valid_index_matrix(problem.path, problem.tune_params, problem.restrictions)
     n = len(valid)
     key = AnswerKey(np.full(n, np.nan), np.zeros(n, dtype=bool), np.zeros(n))
     from generator.tasks import SpaceSpec
 
-    info = {"application": problem.application_info(), "app": problem.name, "gpu": label, "live": True}
+    info = {"application": problem.application_info(), "app": problem.name, "gpu": label, "live": True,
+            "lang": problem.lang, "problem": str(problem.path)}
     return LiveTask(f"{problem.name}/{label}/live", SpaceSpec(problem.tune_params, problem.restrictions, valid),
-                    key, problem.objective, info, problem.path, problem, device, False)
+                    key, problem.objective, info, problem.path, problem, device, False, budget)
 
 
 class LiveOracle(Oracle):
@@ -287,6 +353,37 @@ class LiveOracle(Oracle):
         if m.error is None:
             self._cost[row] = self._sign * m.value
         return super().record(row)
+
+    def trace(self) -> "LiveTrace":
+        """The run so far, with the live-measured objective of each row (a task without a cache is
+        scored from these)."""
+        t = super().trace()
+        return LiveTrace(t.rows, t.seconds, t.fevals, self.values[t.rows].copy())
+
+
+@dataclass
+class LiveTrace(Trace):
+    """A Trace whose rows were measured live: `values` holds each row's objective (NaN: failed)."""
+
+    values: np.ndarray | None = None
+
+
+def run_live_job(job):
+    """`sandbox.run_job` for a job with live tasks: it holds each device it measures on for the whole
+    job, so two jobs never interleave measurements on one device (threads or processes alike)."""
+    from generator import sandbox
+
+    keys = sorted({device_key(t.problem, t.device) for t in live_tasks_of(job)})
+    with contextlib.ExitStack() as stack:
+        for key in keys:
+            stack.enter_context(device_lock(key))
+        return sandbox.run_job(job)
+
+
+def live_tasks_of(job) -> list[LiveTask]:
+    """The live tasks a sandbox job runs."""
+    used = sorted({r[0] for r in job.runs})
+    return [job.tasks[i] for i in used if isinstance(job.tasks[i], LiveTask)]
 
 
 LiveTask.oracle_class = LiveOracle

@@ -14,6 +14,7 @@ which compiles, verifies and times it on the device through Kernel Tuner. The sc
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -21,9 +22,9 @@ import numpy as np
 
 from generator.errors import TunesmithError
 from generator.fitness import CandidateError
-from generator.live import LiveOracle, LiveTask, make_oracle
+from generator.live import LiveOracle, LiveTask, make_oracle, run_live_job
 from generator.oracle import StopCriterionReached
-from generator.scoring import Budget, Trace, budget_for, score_traces
+from generator.scoring import Budget, TaskScore, Trace, budget_for, score_traces
 from generator.space import SearchSpace
 
 
@@ -52,8 +53,11 @@ class LiveResult:
 
 
 def live_budget(task: LiveTask, max_fevals: int | None = None, seconds: float | None = None) -> Budget:
-    """The budget of a live run: evaluations and/or seconds; by default the methodology's, where cached."""
+    """The budget of a live run: evaluations and/or seconds; by default the task's own, or else the
+    methodology's, where cached."""
     if seconds is None and max_fevals is None:
+        if task.budget is not None:
+            return task.budget
         if not task.cached:
             raise TunesmithError(f"{task.name}: no measured cache to derive a budget from; "
                                  "give max_fevals or seconds")
@@ -69,37 +73,67 @@ def _run_sandboxed(source: str, task: LiveTask, budget: Budget, repeats: int, se
 
     found = inspect_source(source)
     if isinstance(found, CandidateError):
-        return None, [], found
+        return None, found
     kwargs = init_kwargs(found, hyperparameters, budget.max_fevals)
     runs = [(0, r, run_seed(seed, r)) for r in range(repeats)]
-    oracles: list = []
-
-    def factory(t, b, space=None):  # one oracle per run, kept for the live-measured values
-        oracles.append(make_oracle(t, b, space))
-        return oracles[-1]
-
     job = sandbox.Job(source, found.class_name, kwargs, [task], [budget], runs,
-                      sandbox.SandboxConfig(timeout_s=float(timeout_s)), oracle_factory=factory)
-    outcome = sandbox.run_job(job)
-    return outcome, oracles, outcome.error
+                      sandbox.SandboxConfig(timeout_s=float(timeout_s)), oracle_factory=make_oracle)
+    outcome = run_live_job(job)
+    return outcome, outcome.error
 
 
-def random_search_oracles(task: LiveTask, budget: Budget, repeats: int, seed: int) -> list[LiveOracle]:
-    """Random search without replacement, run live with the same budget (the baseline without a cache)."""
+def random_search_run(task: LiveTask, budget: Budget, seed: int, repeat: int) -> LiveOracle:
+    """One run of random search without replacement, live, with the budget and seed of a candidate's
+    repeat `repeat` (the baseline without a cache)."""
     from generator.evaluate import run_seed
 
-    oracles = []
-    for r in range(repeats):
-        space = SearchSpace(task.space)
-        oracle = LiveOracle(task, budget, space)
-        order = np.random.default_rng(run_seed(seed, r)).permutation(space.size)
-        try:
-            for row in order:
-                oracle.call_row(int(row))
-        except StopCriterionReached:
-            pass
-        oracles.append(oracle)
-    return oracles
+    space = SearchSpace(task.space)
+    oracle = LiveOracle(task, budget, space)
+    try:
+        for row in np.random.default_rng(run_seed(seed, repeat)).permutation(space.size):
+            oracle.call_row(int(row))
+    except StopCriterionReached:
+        pass
+    return oracle
+
+
+# The live random-search baseline per (task, device, budget, seed, repeat): measured once per process,
+# then every candidate of a campaign is compared with the same runs (and the GPU is not spent twice).
+_BASELINES: dict[tuple, np.ndarray] = {}
+_BASELINE_LOCK = threading.Lock()
+
+
+def random_search_curves(task: LiveTask, budget: Budget, repeats: int, seed: int) -> list[np.ndarray]:
+    """Best-so-far curves (minimised) of live random search, one per repeat (memoised per process)."""
+    sign = -1.0 if task.objective.higher_is_better else 1.0
+    out = []
+    with _BASELINE_LOCK:
+        for r in range(repeats):
+            key = (task.name, str(task.problem.path), task.device, budget, seed, r)
+            if key not in _BASELINES:
+                oracle = random_search_run(task, budget, seed, r)
+                _BASELINES[key] = best_curve(oracle.values[oracle.trace().rows], sign)
+            out.append(_BASELINES[key])
+    return out
+
+
+def score_live(task: LiveTask, traces: list, seed: int = 0) -> TaskScore:
+    """A live task's score: P against its measured cache, or else the advantage over live random search
+    (same budget, same run seeds) computed from the live-measured values the traces carry."""
+    if task.cached:
+        return score_traces(task, traces)
+    sign = -1.0 if task.objective.higher_is_better else 1.0
+    baselines = random_search_curves(task, budget_for(task), len(traces), seed)
+    per = [advantage(best_curve(_live_values(t), sign), b) for t, b in zip(traces, baselines)]
+    return TaskScore(float(np.mean(per)), float(np.std(per)), tuple(per),
+                     note="advantage over live random search of the same budget (no measured cache)")
+
+
+def _live_values(trace) -> np.ndarray:
+    values = getattr(trace, "values", None)
+    if values is None:
+        raise TunesmithError("a live run's trace lacks its measured values; it must come from a LiveOracle")
+    return np.asarray(values, dtype=float)
 
 
 def best_curve(values: np.ndarray, sign: float) -> np.ndarray:
@@ -124,24 +158,23 @@ def evaluate_live(source: str, task: LiveTask, repeats: int = 3, seed: int = 0, 
     """Tune the task's kernel for real with the candidate (in the sandbox), `repeats` times, and score it."""
     start = time.monotonic()
     budget = live_budget(task, max_fevals, seconds)
-    outcome, oracles, error = _run_sandboxed(source, task, budget, repeats, seed, timeout_s, hyperparameters)
+    outcome, error = _run_sandboxed(source, task, budget, repeats, seed, timeout_s, hyperparameters)
     result = LiveResult(task.name, None, "cache" if task.cached else "random")
     if error is not None:
         result.error, result.wall_s = error, time.monotonic() - start
         return result
     sign = -1.0 if task.objective.higher_is_better else 1.0
     traces = [r.trace for r in outcome.runs]
-    curves = [best_curve(o.values[t.rows], sign) for o, t in zip(oracles, traces)]
+    curves = [best_curve(_live_values(t), sign) for t in traces]
     result.traces, result.curves = traces, curves
     result.fevals = [int(t.rows.size) for t in traces]
     result.best = [float(sign * c[-1]) if c.size and np.isfinite(c[-1]) else math.nan for c in curves]
     if task.cached:
         ts = score_traces(task, traces)
-        result.score, result.per_repeat = ts.score, list(ts.per_repeat)
     else:
-        baseline = random_search_oracles(task, budget, repeats, seed)
-        result.per_repeat = [advantage(c, best_curve(b.values[b.trace().rows], sign))
-                             for c, b in zip(curves, baseline)]
-        result.score = float(np.mean(result.per_repeat))
+        baselines = random_search_curves(task, budget, repeats, seed)
+        per = [advantage(c, b) for c, b in zip(curves, baselines)]
+        ts = TaskScore(float(np.mean(per)), float(np.std(per)), tuple(per))
+    result.score, result.per_repeat = ts.score, list(ts.per_repeat)
     result.wall_s = time.monotonic() - start
     return result

@@ -106,7 +106,13 @@ def score_basis(task: Task) -> ScoreBasis:
 
 
 def budget_for(task: Task, max_fevals: int | None = None) -> Budget:
-    """The budget the methodology gives a run on this task (cutoff time * 1.1)."""
+    """The budget the methodology gives a run on this task (cutoff time * 1.1).
+
+    A task that carries its own budget (a live task given `fevals=`/`seconds=`) gets that one.
+    """
+    own = getattr(task, "budget", None)
+    if own is not None:
+        return own if max_fevals is None else Budget(own.seconds, max_fevals)
     b = score_basis(task)
     return Budget(seconds=b.t_end * (1 + CUTOFF_MARGIN), max_fevals=max_fevals)
 

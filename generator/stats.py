@@ -140,6 +140,10 @@ def _budget(task: Task) -> tuple[float, int]:
     """A run's time budget and the evaluations it buys at the mean cost of one evaluation."""
     from generator.scoring import budget_for
 
-    seconds = float(budget_for(task).seconds)
+    budget = budget_for(task)
+    seconds = float(budget.seconds)
     mean = float(np.mean(task.key.eval_seconds)) if len(task.key.eval_seconds) else 0.0
-    return seconds, int(seconds / mean) if mean > 0 else 0
+    fevals = int(seconds / mean) if mean > 0 and np.isfinite(seconds) else 0
+    if budget.max_fevals is not None:  # e.g. a live task given fevals=N
+        fevals = min(fevals, budget.max_fevals) if fevals else budget.max_fevals
+    return seconds, fevals

@@ -2,6 +2,7 @@
 
 An entry is `hub:APP/GPU` (one benchmark-hub space), `hub:APP` (all GPUs of an app),
 `problem:NAME` or `problem:NAME/GPU` (a problem Tunesmith ships, problems/NAME/problem.toml),
+`live:PROBLEM[,fevals=N][,seconds=S]` (the kernel tuned for real: generator/live_tasks.py),
 a Kernel Tuner cache file, a problem.toml, or a benchmark-hub directory (all its spaces).
 Relative paths are tried against the current directory, then against the campaign file's folder.
 """
@@ -12,6 +13,7 @@ import json
 from pathlib import Path
 
 from generator.config import CampaignConfig, ConfigError, TasksConfig
+from generator.errors import TunesmithError
 from generator.tasks import Task, load_cache_task, load_tasks, read_t1_restrictions
 
 PROBLEMS_DIR = Path(__file__).resolve().parents[1] / "problems"
@@ -34,13 +36,21 @@ def resolve_paths(cfg: CampaignConfig, base: Path) -> tuple[CampaignConfig, dict
     for key in ("train", "test"):
         entries = []
         for i, entry in enumerate(getattr(cfg.tasks, key)):
+            if entry.startswith("live:"):  # checked (syntax, problem, device) and made absolute before the run starts
+                from generator.live_tasks import resolve_entry
+
+                try:
+                    entries.append(resolve_entry(entry, base, check_device=True))
+                except TunesmithError as exc:
+                    raise ConfigError(f"tasks.{key}[{i}]: {exc}") from None
+                continue
             if entry.startswith(("hub:", "problem:")):
                 entries.append(entry)
                 continue
             found = _find(entry, base)
             if found is None:
                 raise ConfigError(f"tasks.{key}[{i}]: {entry!r} not found (tried {Path(entry)} and {base / entry}); "
-                                  "give a cache file, a hub directory, 'hub:APP/GPU' or 'problem:NAME'")
+                                  "give a cache file, a hub directory, 'hub:APP/GPU', 'problem:NAME' or 'live:NAME,fevals=N'")
             entries.append(str(found))
         setattr(cfg.tasks, key, entries)
     if cfg.prompts.template_dir:
@@ -93,6 +103,10 @@ def _problem_entry(spec: str) -> list[Task]:
 
 
 def _load_entry(entry: str, hub: Path) -> list[Task]:
+    if entry.startswith("live:"):
+        from generator.live_tasks import load_live_entry
+
+        return load_live_entry(entry)
     if entry.startswith("hub:"):
         return _hub_entry(hub, entry[4:])
     if entry.startswith("problem:"):

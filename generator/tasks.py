@@ -315,7 +315,8 @@ def _hub_root_of(cache: Path) -> Path | None:
 
 
 def load_tasks(paths) -> list[Task]:
-    """Load a task set from one path or a list: hub directories, cache files, problem specs (problem.toml).
+    """Load a task set from one path or a list: hub directories, cache files, problem specs (problem.toml),
+    live task references (`live:PROBLEM[,fevals=N][,seconds=S]`, see generator/live_tasks.py).
 
     A directory is a benchmark hub (kernels/ + cachefiles/), a problem folder (problem.toml), a
     folder of problem folders, or a folder of cache files. A cache file inside a hub layout gets its
@@ -325,6 +326,11 @@ def load_tasks(paths) -> list[Task]:
         paths = [paths]
     tasks: list[Task] = []
     for p in paths:
+        if isinstance(p, str) and p.startswith("live:"):  # a live task: generator/live_tasks.py
+            from generator.live_tasks import load_live_entry
+
+            tasks.extend(load_live_entry(p))
+            continue
         tasks.extend(_load_one(Path(p)))
     return _unique(tasks)
 
