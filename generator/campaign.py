@@ -62,6 +62,7 @@ class Campaign:
         self._fresh_llm_errors = 0
         self._bar = self._eval_bar = None
         self._executor = None
+        self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
 
     # -- one candidate ---------------------------------------------------------------------
     def produce(self, plan: Plan) -> Candidate:
@@ -137,7 +138,18 @@ class Campaign:
 
             self._executor = get_executor(ev.executor, ev.workers)  # one pool for the whole campaign
         return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
-                               workers=ev.workers, executor=self._executor)
+                               workers=ev.workers, executor=self._executor, seeds=self.seeds(seed))
+
+    def seeds(self, seed: int):
+        """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""
+        if not self.cfg.llm_guided.seed_rounds:
+            return None
+        if self._seeds is None:
+            from generator.guided import campaign_seeds
+
+            self._seeds = campaign_seeds(self.train, self.cfg.evaluation.repeats, seed, self.llm,
+                                         self.cfg.llm_guided, self.cfg.prompts)
+        return self._seeds
 
     def _view(self, c: Candidate) -> ParentView:
         return ParentView(c.id, c.score, self.archive.code(c) or "", c.description, c.per_task)

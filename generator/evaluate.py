@@ -52,8 +52,11 @@ def plan_jobs(runs: list[tuple[int, int, int]], workers: int) -> list[list[tuple
 
 def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int = 0, timeout_s: float = 30.0,
                     hyperparameters: dict | None = None, workers: int = 1, *, executor=None,
-                    config: SandboxConfig | None = None) -> Fitness:
-    """Score a candidate's source on tasks x repeats in the sandbox (Fitness.error says why not)."""
+                    config: SandboxConfig | None = None, seeds: dict | None = None) -> Fitness:
+    """Score a candidate's source on tasks x repeats in the sandbox (Fitness.error says why not).
+
+    `seeds` ((task index, repeat) -> generator.seeding.SeedRun) makes hybrid runs: those rows are
+    charged first and the candidate's random samples start with them (see generator.guided)."""
     from generator.scoring import budget_for
 
     start = time.monotonic()
@@ -71,7 +74,7 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
     jobs = []
     for chunk in chunks:
         kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
-        jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config))
+        jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, seeds=seeds or {}))
     if live:
         from generator.live import make_oracle
 

@@ -85,8 +85,9 @@ class _History:
         """best (config + result), failed (config + reason), others (values only), counts."""
         names = list(self.task.space.tune_params)
         space, key, objective = self.oracle.space, self.task.key, self.task.objective.name
+        sign = -1.0 if self.task.objective.higher_is_better else 1.0  # the oracle's cost is minimised
         ranked = [r for r in self.ranked() if not self.failed(r)]
-        best = [{"config": _named(names, space.config_of(r)), objective: _round(float(key.values[r]))}
+        best = [{"config": _named(names, space.config_of(r)), objective: _round(sign * self.costs[r])}
                 for r in ranked[: settings.show_best]]
         failed_rows = [r for r in self.costs if self.failed(r)]
         failed = [{"config": _named(names, space.config_of(r)), "error": key.failure_kinds.get(r, "failed")}
@@ -112,7 +113,7 @@ def _round(x: float) -> float:
 
 
 def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds: int | None = None,
-          prompts_cfg=None) -> GuidedResult:
+          prompts_cfg=None, purpose: str = PURPOSE) -> GuidedResult:
     """Rounds of proposals on `oracle` until patience, max_rounds (or `rounds`, without patience) or the budget ends."""
     builder = GuidedPromptBuilder(task, prompts_cfg)
     history = _History(task, oracle)
@@ -126,7 +127,7 @@ def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds
             break
         messages = builder.messages(history.view(settings), settings.batch, oracle.fevals,
                                     oracle.budget_spent_fraction, feedback)
-        ex = llm.complete(messages, purpose=PURPOSE, ref=f"{ref}:{k}", seed=(seed + k) % 2**31)
+        ex = llm.complete(messages, purpose=purpose, ref=f"{ref}:{k}", seed=(seed + k) % 2**31)
         before = history.best
         log, feedback, stopped = _play(task, oracle, history, ex, k, settings)
         log.improved = history.best < before
@@ -244,11 +245,17 @@ def open_record(run_dir: str, meta: dict) -> None:
         Archive.create(run_dir, {"kind": "llm_guided exchanges", **meta})
 
 
+def _oracle(task: Task, budget: Budget, space: SearchSpace | None) -> Oracle:
+    """The task's oracle: looked up in the cache, or measured on the device for a live task."""
+    cls = getattr(task, "oracle_class", None) or Oracle
+    return cls(task, budget, space if space is not None else SearchSpace(task.space))
+
+
 def run_guided(task: Task, options: dict, seed: int, budget: Budget, space: SearchSpace | None = None) -> Trace:
     """One llm_guided run (a bench strategy): rounds of proposals on a fresh oracle; its trace."""
     llm_opts, opts, run = split_options(options)
     settings = guided_settings(opts)
-    oracle = Oracle(task, budget, space if space is not None else SearchSpace(task.space))
+    oracle = _oracle(task, budget, space)
     guide(task, oracle, client_for(llm_opts, run.get("record")), settings, seed, f"guided:{task.name}:{seed}")
     return oracle.trace()
 
@@ -256,12 +263,15 @@ def run_guided(task: Task, options: dict, seed: int, budget: Budget, space: Sear
 def seed_stage(task: Task, options: dict, seed: int, budget: Budget, space: SearchSpace | None = None,
                llm=None, ref: str | None = None, prompts_cfg=None) -> SeedRun:
     """The first `seed_rounds` rounds (default 1) of llm_guided on the task's budget: the rows they evaluated."""
+    if getattr(task, "oracle_class", None) is not None:
+        raise TunesmithError(f"{task.name}: seeding runs on cached tasks only (its evaluations would be measured "
+                             "twice on a live task); use the problem's cached task, or llm_guided alone")
     llm_opts, opts, run = split_options(options)
     settings = guided_settings(opts)
     oracle = Oracle(task, budget, space if space is not None else SearchSpace(task.space))
     llm = llm or client_for(llm_opts, run.get("record"))
     guide(task, oracle, llm, settings, seed, ref or f"seed:{task.name}:{seed}", rounds=max(1, settings.seed_rounds),
-          prompts_cfg=prompts_cfg)
+          prompts_cfg=prompts_cfg, purpose=f"{PURPOSE}:seed")
     rows = oracle.trace().rows.tolist()
     cost = oracle._cost  # ranking by what the oracle answered (failed = float max, last)
     ranked = sorted(rows, key=lambda r: (cost[r], rows.index(r)))

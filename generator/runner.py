@@ -221,12 +221,12 @@ def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = 
 
 def require_runs_on(spec: StrategySpec, task: Task) -> None:
     """A live task (its oracle measures on the device) takes strategy files and the built-ins that run on
-    Tunesmith's own space; Kernel Tuner's simulation and llm_guided need a cached task."""
+    Tunesmith's own space, and llm_guided; Kernel Tuner's simulation and hybrids need a cached task."""
     if getattr(task, "oracle_class", None) is None:
         return
-    if spec.kind == GUIDED or spec.seeder is not None or (spec.kind == "builtin" and engine_of(spec) == "kerneltuner"):
-        raise StrategyError(f"{spec.label}: runs on cached tasks only (Kernel Tuner's simulation or the LLM's "
-                            f"view of the cache), not on live task {task.name}; use a strategy file or one of "
+    if spec.seeder is not None or (spec.kind == "builtin" and engine_of(spec) == "kerneltuner"):
+        raise StrategyError(f"{spec.label}: runs on cached tasks only (Kernel Tuner's simulation, or a hybrid's "
+                            f"seeds), not on live task {task.name}; use a strategy file, llm_guided or one of "
                             f"the built-ins {', '.join(FAST_BUILTINS)}, or the problem's cached task")
 
 

@@ -62,6 +62,9 @@ class Job:
     # Builds each run's oracle as (task, budget, space) -> Oracle-like (call_row, budget_spent_fraction,
     # calls, trace()); None = generator.oracle.Oracle. Live tasks pass their measuring oracle here.
     oracle_factory: object = None
+    # LLM seeding (generator.seeding): (task index, repeat) -> SeedRun, evaluated before the candidate
+    # starts; charged to the run's oracle first, and the candidate's random samples start with them.
+    seeds: dict = field(default_factory=dict)
 
 
 @dataclass

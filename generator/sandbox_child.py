@@ -168,6 +168,8 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
     np.random.seed(seed % 2**32)
     space.seed(seed)
     func = CostFunction(space, req_fd, resp_fd, job["rows"][job["runs"][k][0]])
+    if job.get("seeds", {}).get(k):  # a hybrid run: the LLM's proposals come first from get_random_sample
+        space = sys.modules["generator.seeding"].SeededSpace(space, job["seeds"][k])
     stage = "load"
     try:
         module = types.ModuleType("candidate")
@@ -336,6 +338,8 @@ def main() -> None:
                 import kernel_tuner.util  # noqa: F401
             except Exception:
                 pass
+        if job.get("seeds"):
+            import generator.seeding  # noqa: F401 - before the walls: runs cannot import the project
         mine = {i: _prepared(spaces, key, spec) for i, (key, spec) in job["specs"].items()}
         job["rows"] = {i: rows for i, (_, rows) in mine.items()}
         send_json(ctl_out, {"t": "ready"})

@@ -185,6 +185,9 @@ class Host:
             "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
             "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
             "preimport_kernel_tuner": "kernel_tuner" in job.source,
+            # per run: seeds best first, for the candidate's search space (their values stay here)
+            "seeds": {k: list(job.seeds[tuple(r[:2])].ranked) for k, r in enumerate(job.runs)
+                      if tuple(r[:2]) in job.seeds},
         }
 
     def _send(self, payload: dict) -> None:
@@ -322,6 +325,9 @@ class Host:
             ti = self.job.runs[self.k][0]
             make_oracle = self.job.oracle_factory or Oracle
             self.oracle = make_oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
+            seeds = self.job.seeds.get(tuple(self.job.runs[self.k][:2]))
+            if seeds is not None:  # the LLM's proposals were evaluated first (generator.seeding)
+                seeds.charge(self.oracle)
             self.n_rows = self.spaces[ti].size
             self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
         elif kind == "error":

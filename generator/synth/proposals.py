@@ -25,7 +25,7 @@ import numpy as np
 from generator.synth.parse import sections, to_number
 
 HEADING = re.compile(r"^## Instruction \(operator: propose\)", re.M)
-_CACHE: dict[str, np.ndarray] = {}  # parameters + restrictions -> valid index matrix
+_CACHE: dict[str, tuple] = {}  # parameters + restrictions -> (valid index matrix, index tuple -> row)
 _CACHE_MAX = 16
 
 
@@ -104,15 +104,16 @@ def read_request(text: str) -> ProposalRequest:
     return req
 
 
-def _valid(req: ProposalRequest) -> np.ndarray:
-    """Index matrix of every configuration that satisfies the prompt's restrictions."""
+def _valid(req: ProposalRequest) -> tuple[np.ndarray, dict]:
+    """Index matrix of every configuration that satisfies the prompt's restrictions, and its row lookup."""
     from generator.restrictions import valid_indices
 
     key = hashlib.sha256(json.dumps([req.params, req.restrictions]).encode()).hexdigest()
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = valid_indices(req.params, req.restrictions)
+        valid = valid_indices(req.params, req.restrictions)
+        _CACHE[key] = (valid, {tuple(r): i for i, r in enumerate(valid.tolist())})
     return _CACHE[key]
 
 
@@ -130,12 +131,11 @@ class _Picker:
     """Chooses rows of the valid index matrix, never one that is known or already chosen."""
 
     def __init__(self, req: ProposalRequest, rng: np.random.Generator):
-        self.valid = _valid(req)
+        self.valid, lookup = _valid(req)
         cards = np.array([len(v) for v in req.params.values()], dtype=float)
         self.pos = self.valid / np.maximum(cards - 1, 1)  # every parameter's index range mapped to [0, 1]
         self.rng = rng
         self.free = np.ones(len(self.valid), dtype=bool)
-        lookup = {tuple(r): i for i, r in enumerate(self.valid.tolist())}
         self.known = [lookup[ix] for ix in (_indices(req, c) for c in req.known) if ix in lookup]
         self.free[self.known] = False
         self.row_of = lookup
@@ -181,19 +181,20 @@ class _Picker:
 
     def spread(self, n: int) -> list[int]:
         """Free rows far from everything known or chosen (greedy maximin over a random pool)."""
+        rows = np.flatnonzero(self.free)
+        if rows.size == 0 or n <= 0:
+            return []
+        pool = rows if rows.size <= 2000 else self.rng.choice(rows, 2000, replace=False)
+        far = np.full(pool.size, np.inf)  # L1 distance of each pool row to the nearest known or chosen row
+        for start in range(0, len(self.known), 256):
+            taken = self.pos[self.known[start:start + 256]]
+            far = np.minimum(far, np.abs(self.pos[pool][:, None, :] - taken[None, :, :]).sum(axis=2).min(axis=1))
         out = []
-        anchors = [r for r in self.known] or []
-        for _ in range(n):
-            rows = np.flatnonzero(self.free)
-            if rows.size == 0:
-                break
-            pool = rows if rows.size <= 2000 else self.rng.choice(rows, 2000, replace=False)
-            taken = anchors + out
-            if not taken:
-                out.append(self.take(int(self.rng.choice(pool))))
-                continue
-            d = np.abs(self.pos[pool][:, None, :] - self.pos[taken][None, :, :]).sum(axis=2).min(axis=1)
-            out.append(self.take(int(pool[int(np.argmax(d))])))
+        for _ in range(min(n, pool.size)):
+            pick = int(np.argmax(far)) if np.isfinite(far).any() else int(self.rng.integers(pool.size))
+            out.append(self.take(int(pool[pick])))
+            far = np.minimum(far, np.abs(self.pos[pool] - self.pos[pool[pick]]).sum(axis=1))
+            far[pick] = -1.0  # never twice
         return out
 
 
@@ -209,7 +210,9 @@ def propose(text: str, seed: int | None = None, repeat: int = 0) -> str:
     req = read_request(text)
     if not req.params:
         return "# I cannot find the parameters in the prompt, so I propose nothing.\n\n```json\n[]\n```\n"
-    digest = hashlib.sha256(f"{seed}|{repeat}|{text}".encode()).digest()
+    # `repeat` is ignored on purpose: the same prompt and seed always get the same proposals, so a
+    # run does not depend on what else its process was asked before (bench workers share processes).
+    digest = hashlib.sha256(f"{seed}|{text}".encode()).digest()
     picker = _Picker(req, np.random.default_rng(int.from_bytes(digest[:8], "big")))
     parents = [picker.row_of[ix] for ix in (_indices(req, c) for c, _ in req.best) if ix in picker.row_of][:4]
     if not parents:
