@@ -4,6 +4,7 @@ fail-fast path of CUDA problems on a machine without a GPU."""
 
 import json
 import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -125,6 +126,7 @@ def test_device_lock_excludes_other_threads_and_is_reentrant_in_one():
         order.append("second in")
     t.join()
     assert order == ["holder out", "second in"]
+    (Path(tempfile.gettempdir()) / f"tunesmith-device-{key}.lock").unlink()
 
 
 @pytest.mark.skipif(_has_gpu(), reason="a CUDA GPU is present: the no-GPU message cannot be checked")
