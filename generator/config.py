@@ -180,7 +180,7 @@ class GuidedConfig(Section):
     max_rounds: int = Field(25, ge=1)  # LLM calls per run at most
     patience: int = Field(4, ge=1)  # stop after this many rounds in a row without a better result
     show_best: int = Field(15, ge=1)  # best configurations shown with their results
-    show_failed: int = Field(10, ge=0)  # failed configurations and invalid proposals shown with the reason
+    show_failed: int = Field(20, ge=0)  # failed configurations and invalid proposals shown with the reason
     show_evaluated: int = Field(200, ge=0)  # other evaluated configurations listed (values only)
     seed_rounds: int = Field(0, ge=0)  # campaigns: rounds of proposals every candidate starts from (0 = off)
 

@@ -35,6 +35,7 @@ from generator.tasks import Task
 PURPOSE = "llm_guided"
 LLM_KEYS = ("model", "temperature", "api_base", "max_tokens", "timeout", "retries")  # options for [llm]
 RUN_KEYS = ("record",)  # where a bench run appends its exchanges
+BARREN_ROUNDS = 3  # rounds in a row with no new valid proposal end the run, whatever the patience
 
 
 @dataclass
@@ -92,9 +93,9 @@ class _History:
         failed_rows = [r for r in self.costs if self.failed(r)]
         failed = [{"config": _named(names, space.config_of(r)), "error": key.failure_kinds.get(r, "failed")}
                   for r in failed_rows[-settings.show_failed:]] if settings.show_failed else []
-        rest = ranked[settings.show_best:]
-        others = [list(map(_plain, space.config_of(r))) for r in rest[-settings.show_evaluated:]] \
-            if settings.show_evaluated else []
+        # the next best after those: they sit near the best, where new proposals are likeliest to repeat them
+        others = [list(map(_plain, space.config_of(r)))
+                  for r in ranked[settings.show_best:settings.show_best + settings.show_evaluated]]
         return {"best": best, "failed": failed, "others": others, "n_evaluated": len(self.costs),
                 "n_failed": len(failed_rows)}
 
@@ -120,7 +121,7 @@ def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds
     result = GuidedResult()
     feedback: Feedback | None = None
     limit = rounds if rounds is not None else settings.max_rounds
-    stale = 0
+    stale = barren = 0
     for k in range(1, limit + 1):
         if oracle.is_done():
             result.reason = "budget spent"
@@ -136,8 +137,12 @@ def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds
             result.reason = "budget spent"
             break
         stale = 0 if log.improved else stale + 1
+        barren = 0 if log.evaluated else barren + 1
         if rounds is None and stale >= settings.patience:
             result.reason = f"no better result in {stale} rounds (patience)"
+            break
+        if barren >= BARREN_ROUNDS:
+            result.reason = f"nothing new to evaluate in {barren} rounds"
             break
     else:
         result.reason = f"{limit} rounds done"
@@ -147,8 +152,10 @@ def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds
 def _play(task, oracle, history: _History, ex, k: int, settings) -> tuple[RoundLog, Feedback, bool]:
     """Read one reply, evaluate its new valid proposals; returns the log, the next feedback, stopped."""
     items, problem = parse_reply(ex.reply) if ex.ok else ([], f"the LLM call failed ({ex.error})")
-    invalid, dup, new, stopped = [], 0, 0, False
+    invalid, known, dup, new, stopped = [], [], 0, 0, False
     seen_now: set[int] = set()
+    names = list(task.space.tune_params)
+    sign = -1.0 if task.objective.higher_is_better else 1.0
     for item in items[: max(settings.batch * 2, settings.batch + 10)]:  # a runaway reply is cut short
         config, why = check_proposal(item, task, oracle.space)
         if config is None:
@@ -157,6 +164,10 @@ def _play(task, oracle, history: _History, ex, k: int, settings) -> tuple[RoundL
         row = oracle.space.row_of(config)
         if row in history.costs or row in seen_now:
             dup += 1
+            if row in history.costs:  # shown back with its result, so that it is not proposed a third time
+                known.append({"proposal": _named(names, config), "reason": "already evaluated"
+                              + (" (failed)" if history.failed(row) else
+                                 f" ({task.objective.name} {_round(sign * history.costs[row])})")})
             continue
         seen_now.add(row)
         try:
@@ -172,7 +183,7 @@ def _play(task, oracle, history: _History, ex, k: int, settings) -> tuple[RoundL
         lines.append(f"{problem}; answer with one ```json block holding a list of objects")
     elif items and new == 0:
         lines.append("nothing new was evaluated: propose configurations that are not listed above")
-    return log, Feedback(lines, invalid[: settings.show_failed]), stopped
+    return log, Feedback(lines, invalid[: settings.show_failed] + known[: settings.show_failed]), stopped
 
 
 # ---------------------------------------------------------------- runs for bench, hybrids and campaigns

@@ -120,10 +120,15 @@ def test_rounds_evaluate_valid_proposals_once_and_feed_back_the_rest(task, monke
 
 def test_patience_stops_rounds_without_improvement(task):
     a = config_dict(task, working_rows(task, 1)[0])
-    client, _ = mock_client(["```json\n[" + json.dumps(a) + "]\n```"] * 10)
+    client, sent = mock_client(["```json\n[" + json.dumps(a) + "]\n```"] * 10)
     oracle = Oracle(task, budget_for(task), SearchSpace(task.space))
     result = guided.guide(task, oracle, client, GuidedConfig(patience=2, max_rounds=10), seed=0, ref="p")
     assert len(result.rounds) == 3 and "patience" in result.reason
+    assert '"reason": "already evaluated (time ' in sent[2][1]["content"]  # the repeat is shown back
+    client, _ = mock_client(["```json\n[" + json.dumps(a) + "]\n```"] * 10)
+    oracle = Oracle(task, budget_for(task), SearchSpace(task.space))
+    result = guided.guide(task, oracle, client, GuidedConfig(patience=100, max_rounds=10), seed=0, ref="q")
+    assert len(result.rounds) == 1 + guided.BARREN_ROUNDS and "nothing new" in result.reason
 
 
 def test_budget_end_stops_mid_batch(task):

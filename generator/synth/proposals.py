@@ -97,6 +97,8 @@ def read_request(text: str) -> ProposalRequest:
                         req.best.append((item["config"], float(result)))
         elif low.startswith(("failed configurations", "other evaluated")):
             req.known += [x.get("config", x) if isinstance(x, dict) else x for x in _json_lines(body)]
+        elif low.startswith("feedback"):  # proposals refused last round: invalid or already evaluated
+            req.known += [x["proposal"] for x in _json_lines(body) if isinstance(x, dict) and "proposal" in x]
         elif low.startswith("instruction"):
             m = re.search(r"Propose (\d+) new configurations", body)
             if m:
