@@ -176,6 +176,8 @@ def _setup_hpo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id", action="append", dest="ids", help="tune this candidate (repeatable) instead of the top K")
     p.add_argument("--trials", type=int, help="Optuna trials per candidate, shared by all processes on the storage")
     p.add_argument("--repeats", type=int, help="runs per task and trial (default: [hpo] repeats or 3)")
+    p.add_argument("--report-repeats", type=int, help="runs per task of the before/after scores on train and "
+                   "test (default: max(10, 2 x repeats))")
     p.add_argument("--storage", help="Optuna storage URL (default sqlite:///RUN_DIR/hpo.db; also journal:PATH)")
     p.add_argument("--seed", type=int, help="seed of the sampler and of every trial's evaluation")
     p.add_argument("--worker", type=int, help="index of this process when several run on one storage")
@@ -188,7 +190,7 @@ def _cmd_hpo(args) -> int:
 
     settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
                                     trials=args.trials, repeats=args.repeats, storage=args.storage,
-                                    seed=args.seed, worker=args.worker)
+                                    seed=args.seed, worker=args.worker, report_repeats=args.report_repeats)
     for result in run_hpo(args.run_dir, settings, progress=not args.quiet):
         print(format_result(result))
     print(f"results: {args.run_dir}/hpo/<id>.json")

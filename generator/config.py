@@ -169,6 +169,7 @@ class HpoConfig(Section):
     top_k: int = Field(1, ge=1)  # candidates to tune, best first
     trials: int = Field(30, ge=1)  # Optuna trials per candidate (the defaults are the first)
     repeats: int = Field(3, ge=1)  # runs per training task in each trial
+    report_repeats: int | None = Field(None, ge=1)  # runs per task of the before/after scores; default max(10, 2*repeats)
     storage: str | None = None  # Optuna storage URL; default sqlite:///RUN_DIR/hpo.db
     seed: int = 0
 

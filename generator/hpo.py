@@ -48,7 +48,7 @@ class HpoSettings:
     timeout_s: float | None = None  # per evaluation; default the campaign's evaluation.timeout
     workers: int | None = None  # sandbox workers per evaluation; default the campaign's
     worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
-    report_repeats: int | None = None  # repeats of the before/after scores; default `repeats`
+    report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
 
 
 @dataclass
@@ -82,6 +82,7 @@ class HpoResult:
     report_seed: int
     wall_s: float
     accepted: bool = True  # the tuned values beat the defaults on the training tasks with the fresh seed
+    report_repeats: int | None = None  # repeats of the train/test before/after scores
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     def to_dict(self) -> dict:
@@ -345,7 +346,8 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
             best = max(done, key=lambda t: t.value)
             best_params, best_value = {**declared, **best.params}, float(best.value)
     report_seed = settings.seed + REPORT_SEED_OFFSET
-    repeats = settings.report_repeats or settings.repeats
+    # more repeats than a trial: this comparison decides whether the tuned values are kept
+    repeats = settings.report_repeats or max(10, 2 * settings.repeats)
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
     test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
     # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if
@@ -355,7 +357,7 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
         candidate.id, info.class_name, name, storage_url(run_dir, settings.storage), info.hyperparameters,
         declared, best_params, best_value, {**counts, "requested": settings.trials if dists else 0},
         train, test, settings.repeats, settings.seed, report_seed, round(time.perf_counter() - start, 2),
-        accepted=accepted or best_params == declared)
+        accepted=accepted or best_params == declared, report_repeats=repeats)
     write_result(run_dir, result)
     return result
 
