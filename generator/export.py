@@ -194,7 +194,8 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
         if s:
             tasks = ", ".join(s.get("tasks", []))
             label = "tuned" if prov.hpo.get("accepted", True) else "best trial's values (not kept)"
-            lines.append(f"- score P on {split} tasks ({tasks}): default {_fmt(s.get('before'))}, "
+            reps = f"; {prov.hpo['report_repeats']} repeats per task" if prov.hpo.get("report_repeats") else ""
+            lines.append(f"- score P on {split} tasks ({tasks}{reps}): default {_fmt(s.get('before'))}, "
                          f"{label} {_fmt(s.get('after'))}")
     if prov.hpo:
         kept = "defaults kept" if prov.hpo.get("accepted", True) else \
@@ -361,7 +362,8 @@ def provenance_of(archive, candidate, result) -> Provenance:
                                  "per_task_after": s.per_task_after}
         hpo = {"trials": result.trials.get("complete", 0) + result.trials.get("pruned", 0), "sampler": "TPE",
                "study": result.study_name, "repeats": result.repeats, "best_params": result.best_params,
-               "accepted": result.accepted}
+               "accepted": result.accepted, "report_repeats": result.report_repeats,
+               "pruned": result.trials.get("pruned", 0)}
     elif candidate.score is not None:
         train = list(candidate.per_task)
         scores["train"] = {"tasks": train, "before": candidate.score, "after": None}
@@ -406,14 +408,23 @@ def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None 
 
 def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Path:
     """A Markdown report beside the module: reports/<name>.md."""
+    hpo = prov.hpo
     lines = [f"# {name}", "", prov.description or "", "",
              f"- campaign: {prov.campaign} (run `{prov.run_dir}`)",
              f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
              f"- written by: {prov.generator}", f"- exported: {prov.date}",
-             f"- tuned values: `{json.dumps(values, sort_keys=True) if values else 'defaults kept'}`"
-             + (f" ({prov.hpo.get('trials')} Optuna trials, {prov.hpo.get('repeats')} repeats each)" if prov.hpo else ""),
-             "", "| tasks | split | P default | P tuned |", "| --- | --- | --- | --- |"]
-    if prov.hpo and not prov.hpo.get("accepted", True):
+             f"- tuned values: `{_short(values) if values else 'defaults kept'}`"]
+    if hpo:
+        lines.append(f"- Optuna: {hpo.get('trials')} trials ({hpo.get('pruned', 0)} pruned), {hpo.get('repeats')} "
+                     f"repeats per task each; study `{hpo.get('study')}`")
+        if not hpo.get("accepted", True):
+            changed = {k: v for k, v in hpo.get("best_params", {}).items()}
+            lines.append(f"- best trial's values, not kept (no better than the defaults on fresh seeds): "
+                         f"`{_short(changed)}`")
+        lines.append(f"- scores below: mean P, {hpo.get('report_repeats') or '?'} repeats per task, seeds the "
+                     "trials never saw")
+    lines += ["", "| tasks | split | P default | P tuned |", "| --- | --- | --- | --- |"]
+    if hpo and not hpo.get("accepted", True):
         lines[-2] = "| tasks | split | P default (exported) | P best trial's values (not kept) |"
     for split in ("train", "test"):
         s = prov.scores.get(split)
