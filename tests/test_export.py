@@ -190,3 +190,21 @@ def test_generalisation_table_puts_train_and_test_side_by_side(run_dir, tmp_path
     assert "| **pkg.gen_table** |" in table and "convolution/A4000 (test)" in table
     write(g, tmp_path / "g.json", tmp_path / "g.md")
     assert json.loads((tmp_path / "g.json").read_text())["repeats"] == 2
+
+
+def test_shipped_winners_import_and_run(conv_task):
+    """Every module in generated_algorithms/ imports, documents itself and runs as a strategy."""
+    import importlib
+
+    import generated_algorithms
+    from generator.runner import parse_strategy, run_once
+
+    names = generated_algorithms.available()
+    assert names, "generated_algorithms/ ships no winner"
+    for name in names:
+        module = importlib.import_module(f"generated_algorithms.{name}")
+        assert module.PROVENANCE["candidate_id"] and module.PROVENANCE["generator"] and module.__doc__
+        defaults = {k: v["default"] for k, v in module.OPTIMIZER.hyperparameters.items()}
+        assert module.PROVENANCE["tuned_values"].items() <= defaults.items()  # tuned values are the defaults
+        trace = run_once(conv_task, parse_strategy(module.__file__), seed=1)
+        assert trace.rows.size > 10
