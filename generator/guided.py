@@ -159,7 +159,8 @@ def _play(task, oracle, history: _History, ex, k: int, settings) -> tuple[RoundL
     for item in items[: max(settings.batch * 2, settings.batch + 10)]:  # a runaway reply is cut short
         config, why = check_proposal(item, task, oracle.space)
         if config is None:
-            invalid.append({"proposal": item if isinstance(item, (dict, list)) else str(item)[:200], "reason": why})
+            shown = item if isinstance(item, (dict, list)) and len(str(item)) <= 400 else str(item)[:200]
+            invalid.append({"proposal": shown, "reason": why})
             continue
         row = oracle.space.row_of(config)
         if row in history.costs or row in seen_now:
