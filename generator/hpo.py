@@ -13,21 +13,23 @@ noisy trials.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
 
 from generator.archive import Archive
 from generator.errors import TunesmithError
-from generator.export import parse_optimizer
+from generator.hpo_results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
+from generator.optimizer_source import parse_optimizer
 
-HPO_DIR = "hpo"
+# results live in hpo_results; they are re-exported here for `from generator.hpo import ...`
+__all__ = ["HPO_DIR", "HpoError", "HpoResult", "HpoSettings", "SplitScores", "campaign_stage", "distributions",
+           "format_result", "load_results", "run_hpo", "settings_from_config", "tune_candidate", "write_result"]
+
 REPORT_SEED_OFFSET = 7919  # the before/after scores use other random streams than the trials did
 
 
@@ -49,57 +51,6 @@ class HpoSettings:
     workers: int | None = None  # sandbox workers per evaluation; default the campaign's
     worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
     report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
-
-
-@dataclass
-class SplitScores:
-    """Scores of the default and the tuned hyperparameters on one task set."""
-
-    tasks: list[str]
-    before: float | None
-    after: float | None
-    per_task_before: dict[str, float | None] = field(default_factory=dict)
-    per_task_after: dict[str, float | None] = field(default_factory=dict)
-
-
-@dataclass
-class HpoResult:
-    """What `tunesmith hpo` found for one candidate (RUN/hpo/<id>.json)."""
-
-    candidate_id: str
-    class_name: str
-    study_name: str
-    storage: str
-    hyperparameters: dict
-    defaults: dict
-    best_params: dict
-    best_value: float | None  # the objective of the best trial (training tasks, trial seed)
-    trials: dict  # {"complete", "pruned", "failed", "requested"}
-    train: SplitScores | None
-    test: SplitScores | None
-    repeats: int
-    seed: int
-    report_seed: int
-    wall_s: float
-    accepted: bool = True  # the tuned values beat the defaults on the training tasks with the fresh seed
-    report_repeats: int | None = None  # repeats of the train/test before/after scores
-    date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @property
-    def chosen_params(self) -> dict:
-        """The values to use: the tuned ones if they held up on fresh random streams, else the defaults."""
-        return dict(self.best_params if self.accepted else self.defaults)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "HpoResult":
-        data = dict(data)
-        for split in ("train", "test"):
-            if data.get(split):
-                data[split] = SplitScores(**data[split])
-        return cls(**data)
 
 
 # -- the search space a candidate declares ------------------------------------------------------
@@ -377,36 +328,6 @@ def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, 
     return timeout, workers
 
 
-def write_result(run_dir: Path, result: HpoResult) -> Path:
-    """RUN/hpo/<id>.json, replaced atomically (parallel workers may both write the same result)."""
-    out = Path(run_dir) / HPO_DIR
-    out.mkdir(exist_ok=True)
-    path = out / f"{result.candidate_id}.json"
-    tmp = out / f".{result.candidate_id}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(result.to_dict(), indent=1, default=_json_default))
-    os.replace(tmp, path)
-    return path
-
-
-def _json_default(value):
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
-
-
-def load_results(run_dir) -> dict[str, HpoResult]:
-    """Every HPO result of a run, by candidate id."""
-    out = Path(run_dir) / HPO_DIR
-    results = {}
-    for path in sorted(out.glob("*.json")) if out.is_dir() else []:
-        try:
-            result = HpoResult.from_dict(json.loads(path.read_text()))
-        except (json.JSONDecodeError, TypeError, KeyError):
-            continue
-        results[result.candidate_id] = result
-    return results
-
-
 def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoResult]:
     """The HPO stage: tune the chosen candidates of a run; results in RUN/hpo/<id>.json."""
     archive = Archive.open(run_dir)
@@ -439,24 +360,6 @@ def settings_from_config(config: dict, **overrides) -> HpoSettings:
     values = {k: v for k, v in section.items() if k in known}
     values.update({k: v for k, v in overrides.items() if v is not None and k in known})
     return HpoSettings(**values)
-
-
-def format_result(r: HpoResult) -> str:
-    """A few lines for the terminal."""
-    def f(x):
-        return "  n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:5.3f}"
-
-    lines = [f"{r.candidate_id} ({r.class_name}): {r.trials.get('complete', 0)} complete, "
-             f"{r.trials.get('pruned', 0)} pruned, {r.trials.get('failed', 0)} failed trials; study {r.study_name}"]
-    for label, s in (("train", r.train), ("test", r.test)):
-        if s is not None:
-            lines.append(f"  {label:5s} P  default {f(s.before)}  ->  tuned {f(s.after)}   ({', '.join(s.tasks)})")
-    changed = {k: v for k, v in r.best_params.items() if r.defaults.get(k) != v}
-    if changed and not r.accepted:
-        lines.append(f"  best trial {json.dumps(changed)} did not beat the defaults on fresh seeds: defaults kept")
-    else:
-        lines.append(f"  tuned values: {json.dumps(changed) if changed else 'defaults kept'}")
-    return "\n".join(lines)
 
 
 def campaign_stage(run_dir, progress: bool = True) -> list[HpoResult]:
