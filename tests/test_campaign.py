@@ -237,7 +237,7 @@ def test_prompt_command_shows_what_the_llm_sees(hub_dir, monkeypatch, capsys):
     from generator.cli import main
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
-    assert main(["prompt", str(ROOT / "campaigns" / "quickstart.toml"), "--operator", "fix"]) == 0
+    assert main(["prompt", str(ROOT / "campaigns" / "hub.toml"), "--operator", "fix"]) == 0
     out = capsys.readouterr().out
     for head in ("## Task", "## Search-space statistics", "## Interface", "## Parent 1 (id: c0001, score: failed)",
                  "## Error feedback", "## Instruction (operator: fix)"):
