@@ -224,6 +224,22 @@ def test_new_differs_from_existing_algorithms():
         assert line.split(":")[0][2:] not in {n.split(":")[0][2:] for n in names}
 
 
+def test_chains_of_operators_keep_writing_valid_optimizers():
+    import random
+
+    from generator.checks import check_source
+
+    rng = random.Random(0)
+    for chain in range(10):
+        reply = synthesize(prompt("new"), seed=chain)
+        for step in range(10):
+            op = rng.choice(["refine", "refine", "simplify", "fix"])
+            error = {"kind": rng.choice(["exception", "timeout"]), "message": "x",
+                     "line": rng.choice(["choose", "accept", "restart", "mutate", ""])} if op == "fix" else None
+            reply = synthesize(prompt(op, [("c1", "0.5", reply_parts(reply)[1])], error), seed=step)
+            assert check_source(reply_parts(reply)[1]) is None, reply.splitlines()[0]
+
+
 # ----------------------------------------------------------------------------- generated code
 def covering_compositions(n: int) -> list[Composition]:
     """n compositions in which every option of every slot appears (rotating choices)."""

@@ -38,6 +38,8 @@ HP_SPECS: dict[str, dict] = {
     "kick_size": {"type": "int", "low": 1, "high": 5},
     "jump_rate": {"type": "float", "low": 0.01, "high": 0.5},
     "ls_steps": {"type": "int", "low": 1, "high": 50},
+    "brood_size": {"type": "int", "low": 2, "high": 16},
+    "ridge": {"type": "log", "low": 0.01, "high": 10.0},
 }
 
 
@@ -163,8 +165,8 @@ def search(self):
     current = min(start, key=self.cache.get)
     stall = 0  # evaluations since the current point last improved
     while True:
-        #@jump: if self.rng.random() < self.jump_rate:  # a random probe; move there if it is better
-        #@jump:     probe = self.random_unvisited(1)[0]
+        #@jump: if self.rng.random() < self.jump_rate:  # a probe far away (screened like a move); move there if better
+        #@jump:     probe = self.choose(self.random_unvisited(32))
         #@jump:     if self.evaluate(probe) < self.cache[current]:
         #@jump:         current, stall = probe, 0
         #@jump:     continue
@@ -196,10 +198,13 @@ def search(self):
     while True:
         best_before = self.best_value
         children = []
+        #@leaders: self.population = population  # where crossover finds the leaders
         for _ in range(self.pop_size):
-            mother, father = self.select(population), self.select(population)
-            idx = self.crossover(self.indices(mother), self.indices(father))
-            child = self.repair(self.config_at(self.mutate(idx)))
+            child, mother = self.breed(population)
+            #@screen: # breed a brood and let the model pick the most promising child
+            #@screen: brood = dict([(child, mother)] + [self.breed(population) for _ in range(self.brood_size - 1)])
+            #@screen: child = self.choose(list(brood))
+            #@screen: mother = brood[child]
             value = self.evaluate(child)
             #@adapt: self.adapt_step(value < self.cache[mother])
             children.append(child)
@@ -306,6 +311,32 @@ def choose(self, options):
 ''', ("knn_k", "explore_rate"),
         state="self.knn_x, self.knn_y = [], []  # the model: scaled value positions and values, in history order\n"
               "self.knn_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n"),
+
+    Component("screening", "additive", "additive-model screening of moves", '''
+def choose(self, options):
+    """Move selection: the option an additive model of log-cost (one weight per parameter value) predicts best."""
+    if len(self.history) < 4 or len(options) == 1 or self.rng.random() < self.explore_rate:
+        return options[int(self.rng.integers(len(options)))]
+    while len(self.model_rows) < len(self.history):  # one-hot feature columns of each new measurement
+        self.model_rows.append(self.model_offsets + np.asarray(self.indices(self.history[len(self.model_rows)])))
+    values = np.asarray([self.cache[c] for c in self.history])
+    ok = values < 1e300
+    if ok.sum() < 2:
+        return options[int(self.rng.integers(len(options)))]
+    y = np.log(np.where(ok, np.maximum(values, 1e-12), 1.0))
+    y = np.where(ok, y, y[ok].max() + 1.0)  # failures: clearly worse than anything measured
+    rows = np.asarray(self.model_rows)
+    features = np.zeros((len(rows), self.model_width))
+    np.put_along_axis(features, rows, 1.0, axis=1)
+    # ridge regression: a few measurements per value are enough, and unseen values stay at the mean
+    gram = features.T @ features + self.ridge * np.eye(self.model_width)
+    weights = np.linalg.solve(gram, features.T @ (y - y.mean()))
+    cand = self.model_offsets + np.asarray([self.indices(c) for c in options])
+    return options[int(np.argmin(weights[cand].sum(axis=1)))]
+''', ("explore_rate", "ridge"),
+        state="self.model_rows = []  # one-hot columns of each measured configuration\n"
+              "self.model_offsets = np.cumsum([0] + [len(v) for v in self.values[:-1]])\n"
+              "self.model_width = sum(len(v) for v in self.values)\n"),
 )}
 
 # ---------------------------------------------------------------------------------------------

@@ -29,14 +29,15 @@ SLOT_OPTIONS: dict[str, dict] = {
     "crossover": V.CROSSOVERS,
     "replacement": V.REPLACEMENTS,
     "local_search": V.LOCAL_SEARCHES,
+    "brood": V.BROODS,
 }
 TRAJECTORY_SLOTS = ("init", "neighbourhood", "screening", "acceptance", "memory", "jump", "restart")
-POPULATION_SLOTS = ("init", "step", "crossover", "replacement", "restart", "local_search")
+POPULATION_SLOTS = ("init", "step", "crossover", "brood", "replacement", "restart", "local_search")
 LOCAL_SEARCH_SLOTS = ("neighbourhood", "screening", "acceptance")  # used by memetic populations
 # What fills a slot that becomes active without a choice (e.g. after a refinement changed the scheme).
 PLAIN = {"init": "spread", "neighbourhood": "Hamming", "screening": "none", "acceptance": "greedy",
          "memory": "visited", "jump": "none", "restart": "random", "step": "fixed", "crossover": "uniform",
-         "replacement": "plus", "local_search": "none"}
+         "replacement": "plus", "local_search": "none", "brood": "single"}
 
 
 @dataclass
@@ -53,7 +54,13 @@ class Composition:
             extra = ("step",) if self.slots.get("neighbourhood") == "index-step" else ()
             return TRAJECTORY_SLOTS + extra
         extra = LOCAL_SEARCH_SLOTS if self.slots.get("local_search") == "memetic" else ()
+        if self.slots.get("brood") == "screened" and not extra:
+            extra = ("screening",)  # the brood's model lives in the screening slot
         return POPULATION_SLOTS + extra
+
+    def locked(self) -> set[str]:
+        """Slots whose option another choice dictates (they cannot change on their own)."""
+        return {"screening"} if self.scheme == "population" and self.slots.get("brood") == "screened" else set()
 
     def components(self) -> list[C.Component]:
         """The chosen component of every active slot, scheme first."""
@@ -66,6 +73,9 @@ class Composition:
     def normalised(self) -> Composition:
         """Only active slots, every hyperparameter present and inside its range."""
         slots = {s: self.slots.get(s, PLAIN[s]) for s in self.active_slots()}
+        if slots.get("brood") == "screened":
+            if slots.get("screening") not in ("knn", "additive"):
+                slots["screening"] = "knn"  # screening a brood at random would only waste breeding
         comp = Composition(self.scheme, slots, {})
         comp.hp = {h: clamp_hp(h, self.hp.get(h, DEFAULT_HP[h])) for h in comp.hyperparameter_names()}
         return comp
@@ -97,7 +107,7 @@ DEFAULT_HP = {
     "init_size": 8, "pop_size": 16, "tournament_size": 3, "mutation_rate": 0.2, "crossover_rate": 0.8,
     "elite_count": 2, "max_step": 2, "step_size": 1.5, "pool_size": 8, "knn_k": 3, "explore_rate": 0.1,
     "start_temperature": 0.05, "threshold": 0.05, "history_length": 10, "tabu_tenure": 7, "patience": 30,
-    "restart_sample": 4, "kick_size": 2, "jump_rate": 0.05, "ls_steps": 8,
+    "restart_sample": 4, "kick_size": 2, "jump_rate": 0.05, "ls_steps": 8, "brood_size": 4, "ridge": 1.0,
 }
 
 
@@ -125,12 +135,13 @@ _WORDS = {
     ("init", "spread"): "Spread", ("neighbourhood", "Hamming"): "Hamming",
     ("neighbourhood", "adjacent"): "Adjacent", ("neighbourhood", "strictly-adjacent"): "StrictAdjacent",
     ("neighbourhood", "mixed"): "VariableNeighbourhood", ("neighbourhood", "index-step"): "IndexStep",
-    ("screening", "knn"): "Knn", ("acceptance", "greedy"): "Greedy", ("acceptance", "annealing"): "Annealing",
+    ("screening", "knn"): "Knn", ("screening", "additive"): "Additive", ("acceptance", "greedy"): "Greedy", ("acceptance", "annealing"): "Annealing",
     ("acceptance", "threshold"): "Threshold", ("acceptance", "late"): "LateAcceptance",
     ("memory", "tabu"): "Tabu", ("jump", "random"): "Jumping", ("restart", "random"): "Restart",
     ("restart", "perturb"): "Iterated", ("step", "adaptive"): "Adaptive",
-    ("crossover", "uniform"): "Uniform", ("crossover", "one-point"): "OnePoint",
+    ("crossover", "uniform"): "Uniform", ("crossover", "one-point"): "OnePoint", ("crossover", "leaders"): "Pack",
     ("replacement", "elitist"): "Elitist", ("local_search", "memetic"): "Memetic",
+    ("brood", "screened"): "Brood",
 }
 
 

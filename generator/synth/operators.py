@@ -18,12 +18,12 @@ from generator.synth.profile import Profile, profile_of
 
 # Replacing a component by its plainer alternative: what `simplify` may do, slot by slot.
 SIMPLER = {
-    "screening": {"knn": "none"}, "memory": {"tabu": "visited"}, "jump": {"random": "none"},
+    "screening": {"knn": "none", "additive": "none"}, "memory": {"tabu": "visited"}, "jump": {"random": "none"},
     "restart": {"random": "none", "perturb": "none"}, "step": {"adaptive": "fixed"},
-    "crossover": {"uniform": "none", "one-point": "none"}, "local_search": {"memetic": "none"},
+    "crossover": {"uniform": "none", "one-point": "none", "leaders": "none"}, "local_search": {"memetic": "none"},
     "acceptance": {"annealing": "greedy", "threshold": "greedy", "late": "greedy"},
     "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random"},
-    "replacement": {"elitist": "plus"},
+    "replacement": {"elitist": "plus"}, "brood": {"screened": "single"},
 }
 # The composition `fix` falls back to: every part of it is the plainest, best-tested option.
 SAFE = Composition("trajectory", {"init": "spread", "neighbourhood": "Hamming", "screening": "none",
@@ -140,7 +140,7 @@ def refine(req: Request, prof: Profile, rng: random.Random) -> Design:
         if len(changes) >= n_changes:
             break
         roll = rng.random()
-        slots = [s for s in comp.active_slots() if s not in touched]
+        slots = [s for s in comp.active_slots() if s not in touched | comp.locked()]
         hps = [h for h in comp.hyperparameter_names() if h not in touched]
         change, what = "", ""
         if donor is not None and donor.scheme == comp.scheme and roll < 0.3:
@@ -170,7 +170,7 @@ def simplify(req: Request, prof: Profile, rng: random.Random) -> Design:
     """Remove one component of the parent (replace it by its plainer alternative)."""
     parent = req.parents[0]
     comp = parent.composition.normalised()
-    removable = [s for s in comp.active_slots() if comp.slots[s] in SIMPLER.get(s, {})]
+    removable = [s for s in comp.active_slots() if comp.slots[s] in SIMPLER.get(s, {}) and s not in comp.locked()]
     if comp.scheme == "population" and not removable:
         removable = ["scheme"]
     if not removable:
@@ -203,6 +203,7 @@ def _failing_slot(req: Request, comp: Composition) -> str | None:
     """The slot whose method the error points at (from the offending line or the traceback)."""
     where = " ".join(filter(None, [req.error.line, req.error.message, req.text.split("## Error feedback", 1)[-1][:4000]]))
     hits = [slot for method, slot in _METHOD_SLOT.items() if re.search(rf"\b{method}\b", where)]
+    hits = ["brood" if s in comp.locked() else s for s in hits]  # a locked slot is fixed through its owner
     hits = [s for s in hits if s in comp.slots and comp.slots[s] in SIMPLER.get(s, {})]
     return hits[-1] if hits else None
 
@@ -224,8 +225,8 @@ def fix(req: Request, prof: Profile, rng: random.Random) -> Design:
     comp = parent.composition.normalised()
     if kind in ("timeout", "memory", "killed"):
         # too slow or too big: drop the costliest parts first (model screening, local search, big pools)
-        for slot in ("screening", "local_search", "neighbourhood", "memory"):
-            if slot in comp.slots and comp.slots[slot] in SIMPLER.get(slot, {}):
+        for slot in ("brood", "screening", "local_search", "neighbourhood", "memory"):
+            if slot in comp.slots and comp.slots[slot] in SIMPLER.get(slot, {}) and slot not in comp.locked():
                 old = comp.slots[slot]
                 comp.slots[slot] = SIMPLER[slot][old]
                 return Design(comp.normalised(), prof.reasons_for(comp),

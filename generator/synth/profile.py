@@ -22,15 +22,16 @@ BASE = {
     "scheme": {"trajectory": 1.0, "population": 0.7},
     "init": {"random": 1.0, "spread": 1.0},
     "neighbourhood": {"Hamming": 1.2, "adjacent": 0.6, "strictly-adjacent": 0.6, "mixed": 1.0, "index-step": 0.6},
-    "screening": {"none": 1.0, "knn": 1.0},
+    "screening": {"none": 1.0, "knn": 1.0, "additive": 1.0},
     "acceptance": {"greedy": 1.2, "annealing": 0.8, "threshold": 0.6, "late": 0.8},
     "memory": {"visited": 1.0, "tabu": 0.6},
     "jump": {"none": 1.0, "random": 0.5},
     "restart": {"none": 0.5, "random": 1.0, "perturb": 1.0},
     "step": {"fixed": 1.0, "adaptive": 1.0},
-    "crossover": {"none": 0.5, "uniform": 1.0, "one-point": 0.8},
+    "crossover": {"none": 0.5, "uniform": 1.0, "one-point": 0.8, "leaders": 1.0},
     "replacement": {"plus": 1.0, "elitist": 0.8},
     "local_search": {"none": 1.0, "memetic": 0.8},
+    "brood": {"single": 1.0, "screened": 1.0},
 }
 
 
@@ -76,7 +77,9 @@ class Profile:
             out += [("init", "spread", 2.0, f"budget_fevals {b}: the first samples decide much of the score, so the "
                                             "initial sample is spread over every parameter's range"),
                     ("screening", "knn", 2.0, f"budget_fevals {b}: a nearest-neighbour model spends the few "
-                                              "evaluations on the most promising neighbours")]
+                                              "evaluations on the most promising neighbours"),
+                    ("brood", "screened", 2.0, f"budget_fevals {b}: a nearest-neighbour model picks the most "
+                                               "promising of several children, so fewer evaluations are wasted")]
         elif self.budget is not None:
             out += [("local_search", "memetic", 1.5, f"budget_fevals {b}: room for local search inside a population"),
                     ("scheme", "population", 1.3, f"budget_fevals {b}: enough evaluations for several generations")]

@@ -8,6 +8,12 @@ from __future__ import annotations
 from generator.synth.components import Component
 
 SELECT = '''
+def breed(self, population):
+    """One child of two tournament winners: crossover, mutation, repair; returns (child, mother)."""
+    mother, father = self.select(population), self.select(population)
+    idx = self.crossover(self.indices(mother), self.indices(father))
+    return self.repair(self.config_at(self.mutate(idx))), mother
+
 def select(self, population):
     """Selection: the best of tournament_size random members."""
     size = min(self.tournament_size, len(population))
@@ -69,6 +75,15 @@ def crossover(self, a, b):
         return list(a)
     return [x if self.rng.random() < 0.5 else y for x, y in zip(a, b)]
 ''', ("crossover_rate",)),
+    Component("crossover", "leaders", "leader-guided recombination (grey-wolf-like)", '''
+def crossover(self, a, b):
+    """Variation: each value from one of the three best members or from the parent itself."""
+    if self.rng.random() >= self.crossover_rate:
+        return list(a)
+    leaders = [self.indices(c) for c in sorted(self.population, key=self.cache.get)[:3]]
+    return [leaders[int(self.rng.integers(len(leaders)))][p] if self.rng.random() < 0.75 else x
+            for p, x in enumerate(a)]
+''', ("crossover_rate",), tag="leaders"),
     Component("crossover", "one-point", "one-point crossover", '''
 def crossover(self, a, b):
     """Variation: one-point crossover (head of one parent, tail of the other), with probability crossover_rate."""
@@ -123,4 +138,10 @@ LOCAL_SEARCHES = {c.name: c for c in (
     Component("local_search", "none", "no local search"),
     Component("local_search", "memetic", "local search of the best member each generation",
               hyperparameters=("ls_steps",), tag="memetic", needs=("local_search",)),
+)}
+
+BROODS = {c.name: c for c in (
+    Component("brood", "single", "one child per breeding"),
+    Component("brood", "screened", "model-screened broods of children", hyperparameters=("brood_size",),
+              tag="screen"),
 )}
