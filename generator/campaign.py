@@ -204,7 +204,16 @@ class Campaign:
                 self._executor.shutdown(wait=True)
                 self._executor = None
         self._write_status(state, reason)
+        if state == "finished":
+            self._hpo_stage()
         return self.summary(state, reason)
+
+    def _hpo_stage(self) -> None:
+        """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
+        from generator.hpo import campaign_stage, format_result
+
+        for result in campaign_stage(self.archive.run_dir, progress=self.progress):
+            print(format_result(result), file=sys.stderr)
 
     def _on_generation(self, generation: int, population: list[Candidate]) -> None:
         recorded = {g["generation"] for g in self.archive.generations()}

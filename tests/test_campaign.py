@@ -243,3 +243,14 @@ def test_prompt_command_shows_what_the_llm_sees(hub_dir, monkeypatch, capsys):
                  "## Error feedback", "## Instruction (operator: fix)"):
         assert head in out
     assert "### convolution_milo/A100" in out and "### dedispersion_milo/A100" in out
+
+
+def test_hpo_stage_runs_when_enabled(server, make_config):
+    cfg = make_config(server, "tuned", budget=3, extra="[hpo]\nenabled = true\ntrials = 2\nrepeats = 1\nreport_repeats = 1\n")
+    run_campaign(cfg, progress=False)
+    from generator.hpo import load_results
+
+    results = load_results(cfg.parent / "tuned")
+    assert len(results) == 1  # top_k = 1: the best candidate was tuned, its result written to RUN/hpo/
+    best = Archive.open(cfg.parent / "tuned").best(1)[0]
+    assert best.id in results
