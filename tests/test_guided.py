@@ -261,3 +261,17 @@ run_dir = "{tmp_path / 'run'}"
     seeds = [e for e in ex if e.purpose == "llm_guided:seed"]
     assert sorted(e.ref for e in seeds) == ["seed:convolution_milo/MI250X:0:1", "seed:convolution_milo/MI250X:1:1"]
     assert sum(e.purpose.startswith("generate") for e in ex) == 2
+
+
+@pytest.mark.skipif(__import__("shutil").which("g++") is None, reason="g++ not on PATH: the C problem cannot run live")
+def test_llm_guided_on_a_live_task_shows_the_measured_results(tmp_path, capsys):
+    """The CPU problem (Kernel Tuner's C backend) measured for real: the second prompt holds the first results."""
+    from generator.cli import main
+
+    rec = tmp_path / "rec"
+    assert main(["bench", "--tasks", "live:matmul_c,fevals=3", "--strategies", "llm_guided:batch=2", "--repeats", "1",
+                 "--no-progress", "--record", str(rec)]) == 0
+    assert "matmul_c" in capsys.readouterr().out
+    exchanges = [json.loads(x) for x in (rec / "exchanges.jsonl").read_text().splitlines()]
+    assert len(exchanges) == 2 and "Nothing has been evaluated yet" in exchanges[0]["messages"][1]["content"]
+    assert "2 configurations evaluated" in exchanges[1]["messages"][1]["content"]
