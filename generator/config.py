@@ -264,7 +264,15 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
     return out
 
 
+def _section_default(key: str):
+    field = CampaignConfig.model_fields.get(key)
+    factory = getattr(field, "default_factory", None)
+    return factory().model_dump() if factory else None
+
+
 def blocking_changes(old: dict, new: dict) -> list[str]:
     """Changed keys that would make continuing a run give a different run than it started as."""
+    # a section added to Tunesmith after the run was made is no change while it keeps its defaults
+    old = {**{k: v for k, v in new.items() if k not in old and v == _section_default(k)}, **old}
     return [k for k in config_changes(old, new)
             if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES)]

@@ -275,3 +275,13 @@ def test_llm_guided_on_a_live_task_shows_the_measured_results(tmp_path, capsys):
     exchanges = [json.loads(x) for x in (rec / "exchanges.jsonl").read_text().splitlines()]
     assert len(exchanges) == 2 and "Nothing has been evaluated yet" in exchanges[0]["messages"][1]["content"]
     assert "2 configurations evaluated" in exchanges[1]["messages"][1]["content"]
+
+
+def test_a_run_made_before_the_llm_guided_section_continues_while_it_keeps_its_defaults():
+    from generator.config import blocking_changes, parse_config
+
+    new = parse_config({"tasks": {"train": ["hub:convolution_milo/A100"]}}).model_dump()
+    old = {k: v for k, v in new.items() if k != "llm_guided"}
+    assert blocking_changes(old, new) == []
+    seeded = parse_config({"tasks": {"train": ["hub:convolution_milo/A100"]}, "llm_guided": {"seed_rounds": 1}})
+    assert blocking_changes(old, seeded.model_dump()) == ["llm_guided"]
