@@ -35,6 +35,7 @@ class Summary:
     usage: dict
     leaderboard: list[Candidate] = field(default_factory=list)
     best_file: Path | None = None
+    model: str = ""
 
 
 class Campaign:
@@ -224,7 +225,7 @@ class Campaign:
         board = self.archive.best(10)
         best_file = self.archive.code_file(board[0]) if board else None
         return Summary(self.archive.run_dir, state, reason, len(self.made), self.cfg.evolution.budget,
-                       self.llm.usage.to_dict(), board, best_file)
+                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model)
 
 
 def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | None) -> Archive:
@@ -302,8 +303,10 @@ def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
     return lines
 
 
-def _usage_line(usage: dict) -> str:
-    return (f"LLM: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
+def _usage_line(usage: dict, model: str) -> str:
+    # the offline synthesizer answers through the LLM path but is no LLM, and the report says so
+    who = "offline synthesizer (no LLM)" if model.startswith("synth/") else f"LLM {model}"
+    return (f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
             f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
             f"{usage.get('cost_usd', 0.0):.4f} USD")
 
@@ -314,7 +317,7 @@ def format_summary(s: Summary) -> str:
              f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
     lines += _leaderboard_lines(s.leaderboard)
     lines.append(f"best candidate: {s.best_file}" if s.best_file else "best candidate: none")
-    lines.append(_usage_line(s.usage))
+    lines.append(_usage_line(s.usage, s.model))
     if s.state != "finished":
         lines.append(f"to continue: tunesmith resume {s.run_dir}")
     return "\n".join(lines)
@@ -339,7 +342,7 @@ def format_status(run_dir, k: int = 10) -> str:
              f"candidates: {len(cands)} of {budget} generated, {len(failed)} failed"
              + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
              + f", {dupes} duplicates, {len(archive.generations())} generations done",
-             _usage_line(usage.to_dict()), "leaderboard (mean P over training tasks):"]
+             _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")), "leaderboard (mean P over training tasks):"]
     board = archive.best(k)
     lines += _leaderboard_lines(board, k)
     if board:

@@ -94,7 +94,7 @@ def test_end_to_end_real_sandbox_status_and_no_key_on_disk(server, make_config, 
     assert main(["run", str(cfg), "--no-progress"]) == 0
     out = capsys.readouterr().out
     run = cfg.parent / "run"
-    assert "campaign finished" in out and f"best candidate: {run}/code/c00" in out and "LLM: 5 calls" in out
+    assert "campaign finished" in out and f"best candidate: {run}/code/c00" in out and "LLM openai/fake: 5 calls" in out
     archive = Archive.open(run)
     cands = archive.candidates()
     assert [c.id for c in cands] == [f"c{i:04d}" for i in range(1, 6)] and len(server.requests) == 5
@@ -254,3 +254,12 @@ def test_hpo_stage_runs_when_enabled(server, make_config):
     assert len(results) == 1  # top_k = 1: the best candidate was tuned, its result written to RUN/hpo/
     best = Archive.open(cfg.parent / "tuned").best(1)[0]
     assert best.id in results
+
+
+def test_summary_never_calls_the_offline_synthesizer_an_llm(tmp_path):
+    from generator.campaign import Summary, format_summary
+
+    usage = {"calls": 3, "tokens": 10, "cost_usd": 0.0}
+    text = format_summary(Summary(tmp_path, "finished", "done", 3, 3, usage, model="synth/components"))
+    assert "offline synthesizer (no LLM): 3 calls" in text and "LLM synth" not in text
+    assert "LLM openai/gpt-4o: 3 calls" in format_summary(Summary(tmp_path, "finished", "done", 3, 3, usage, model="openai/gpt-4o"))
