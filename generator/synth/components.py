@@ -317,26 +317,30 @@ def choose(self, options):
     """Move selection: the option an additive model of log-cost (one weight per parameter value) predicts best."""
     if len(self.history) < 4 or len(options) == 1 or self.rng.random() < self.explore_rate:
         return options[int(self.rng.integers(len(options)))]
-    while len(self.model_rows) < len(self.history):  # one-hot feature columns of each new measurement
-        self.model_rows.append(self.model_offsets + np.asarray(self.indices(self.history[len(self.model_rows)])))
-    values = np.asarray([self.cache[c] for c in self.history])
+    while len(self.model_rows) < len(self.history):  # add each new measurement to the normal equations
+        config = self.history[len(self.model_rows)]
+        columns = self.model_offsets + np.asarray(self.indices(config))
+        self.model_gram[np.ix_(columns, columns)] += 1.0
+        self.model_rows.append(columns)
+        self.model_y.append(self.cache[config])
+    values = np.asarray(self.model_y)
     ok = values < 1e300
     if ok.sum() < 2:
         return options[int(self.rng.integers(len(options)))]
     y = np.log(np.where(ok, np.maximum(values, 1e-12), 1.0))
     y = np.where(ok, y, y[ok].max() + 1.0)  # failures: clearly worse than anything measured
     rows = np.asarray(self.model_rows)
-    features = np.zeros((len(rows), self.model_width))
-    np.put_along_axis(features, rows, 1.0, axis=1)
+    moments = np.zeros(self.model_width)
+    np.add.at(moments, rows, np.broadcast_to((y - y.mean())[:, None], rows.shape))
     # ridge regression: a few measurements per value are enough, and unseen values stay at the mean
-    gram = features.T @ features + self.ridge * np.eye(self.model_width)
-    weights = np.linalg.solve(gram, features.T @ (y - y.mean()))
+    weights = np.linalg.solve(self.model_gram + self.ridge * np.eye(self.model_width), moments)
     cand = self.model_offsets + np.asarray([self.indices(c) for c in options])
     return options[int(np.argmin(weights[cand].sum(axis=1)))]
 ''', ("explore_rate", "ridge"),
-        state="self.model_rows = []  # one-hot columns of each measured configuration\n"
+        state="self.model_rows, self.model_y = [], []  # one-hot columns and value of each measurement\n"
               "self.model_offsets = np.cumsum([0] + [len(v) for v in self.values[:-1]])\n"
-              "self.model_width = sum(len(v) for v in self.values)\n"),
+              "self.model_width = sum(len(v) for v in self.values)\n"
+              "self.model_gram = np.zeros((self.model_width, self.model_width))  # X^T X of the one-hot features\n"),
 )}
 
 # ---------------------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ class Composition:
 
 # Neutral defaults; operators overwrite them from the search-space statistics.
 DEFAULT_HP = {
-    "init_size": 8, "pop_size": 16, "tournament_size": 3, "mutation_rate": 0.2, "crossover_rate": 0.8,
+    "init_size": 8, "pop_size": 10, "tournament_size": 3, "mutation_rate": 0.2, "crossover_rate": 0.8,
     "elite_count": 2, "max_step": 2, "step_size": 1.5, "pool_size": 8, "knn_k": 3, "explore_rate": 0.1,
     "start_temperature": 0.05, "threshold": 0.05, "history_length": 10, "tabu_tenure": 7, "patience": 30,
     "restart_sample": 4, "kick_size": 2, "jump_rate": 0.05, "ls_steps": 8, "brood_size": 4, "ridge": 1.0,

@@ -17,22 +17,29 @@ from dataclasses import dataclass
 from generator.synth.compose import (DEFAULT_HP, POPULATION_SLOTS, SLOT_OPTIONS, TRAJECTORY_SLOTS, Composition,
                                      clamp_hp)
 
-# Base weights of each option before the statistics speak (from the quality benchmark).
+# Base weights of each option before the statistics speak: favour what scored best on the
+# benchmark-hub spaces in the development runs (model-screened moves and broods, Hamming moves,
+# small populations with leader-guided crossover), keep everything else possible.
 BASE = {
-    "scheme": {"trajectory": 1.0, "population": 0.7},
+    "scheme": {"trajectory": 0.8, "population": 1.0},
     "init": {"random": 1.0, "spread": 1.0},
-    "neighbourhood": {"Hamming": 1.2, "adjacent": 0.6, "strictly-adjacent": 0.6, "mixed": 1.0, "index-step": 0.6},
-    "screening": {"none": 1.0, "knn": 1.0, "additive": 1.0},
+    "neighbourhood": {"Hamming": 1.5, "adjacent": 0.4, "strictly-adjacent": 0.4, "mixed": 0.8, "index-step": 0.6},
+    "screening": {"none": 0.6, "knn": 1.4, "additive": 0.6},
     "acceptance": {"greedy": 1.2, "annealing": 0.8, "threshold": 0.6, "late": 0.8},
     "memory": {"visited": 1.0, "tabu": 0.6},
     "jump": {"none": 1.0, "random": 0.5},
     "restart": {"none": 0.5, "random": 1.0, "perturb": 1.0},
     "step": {"fixed": 1.0, "adaptive": 1.0},
-    "crossover": {"none": 0.5, "uniform": 1.0, "one-point": 0.8, "leaders": 1.0},
+    "crossover": {"none": 0.3, "uniform": 0.8, "one-point": 0.8, "leaders": 1.2},
     "replacement": {"plus": 1.0, "elitist": 0.8},
     "local_search": {"none": 1.0, "memetic": 0.8},
-    "brood": {"single": 1.0, "screened": 1.0},
+    "brood": {"single": 0.6, "screened": 1.4},
 }
+
+
+# Defaults that grow with the evaluation budget: (share of budget_fevals, lowest, highest).
+BUDGET_SCALED = {"init_size": (0.02, 4, 20), "pop_size": (1 / 60, 6, 16), "patience": (0.1, 10, 100),
+                 "restart_sample": (0.01, 2, 8), "ls_steps": (1 / 60, 4, 20), "history_length": (1 / 40, 5, 30)}
 
 
 def _fmt(x: float) -> str:
@@ -125,9 +132,10 @@ class Profile:
         b = self.budget
         if b is None:
             return DEFAULT_HP[name]
-        scaled = {"init_size": b * 0.03, "pop_size": b / 25, "patience": b / 10, "restart_sample": b / 100,
-                  "ls_steps": b / 60, "history_length": b / 40}
-        return clamp_hp(name, scaled.get(name, DEFAULT_HP[name]))
+        share, low, high = BUDGET_SCALED.get(name, (None, None, None))
+        if share is None:
+            return DEFAULT_HP[name]
+        return clamp_hp(name, min(high, max(low, b * share)))
 
     # -- compositions ---------------------------------------------------------------------
     def draw_scheme(self, rng: random.Random, scheme: str) -> Composition:
