@@ -75,6 +75,7 @@ def report_data(lineage: Lineage) -> dict:
         "run": {"dir": str(lineage.run_dir), "state": status.get("state", "no status yet (starting or interrupted)"),
                 "reason": status.get("reason"), "best": best, "best_path": path,
                 "candidates": len(nodes), "budget": status.get("budget"),
+                "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
                 "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime())},
         "tasks": tasks,
         "nodes": nodes,

@@ -59,7 +59,7 @@ SPEC = [  # id, generation, operator, parents, description, score, per-task, err
 def build_run(root: Path, torn_tail: bool = True) -> Path:
     """Write the tiny run into root/run and return its path."""
     run = Path(root) / "run"
-    archive = Archive.create(run, {"campaign": "tiny", "tasks": {"train": TASKS}}, "# tiny\n", "tiny")
+    archive = Archive.create(run, {"campaign": "tiny", "llm": {"model": "synth/components"}, "tasks": {"train": TASKS}}, "# tiny\n", "tiny")
     for n, (cid, gen, op, parents, desc, score, per, err, dup) in enumerate(SPEC, start=1):
         xid = f"x{n:04d}"
         reply = f"{desc}\n```python\n{_code(cid)}```\n"

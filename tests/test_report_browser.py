@@ -78,6 +78,8 @@ def test_report_in_headless_chromium(browser, tmp_path):
     # the tables drew, a heatmap row selects its candidate, and the console stayed clean
     assert len(browser.find_elements(By.CSS_SELECTOR, "#heatmap tr.pick")) == 4
     assert "improved on parent" in browser.find_element(By.ID, "operators").text
+    summary = browser.find_element(By.ID, "summary").text.lower()  # the offline synthesizer is no LLM
+    assert "synthesizer calls (no llm)" in summary and "llm calls" not in summary
     hpo = browser.find_element(By.ID, "hpo").text
     assert "0.520 → 0.610" in hpo and "0.400 → 0.470" in hpo and "restarts=4" in hpo
     browser.find_element(By.CSS_SELECTOR, "#heatmap tr.pick").click()

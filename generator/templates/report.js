@@ -49,6 +49,9 @@
     return c;
   }
 
+  // The offline synthesizer answers through the LLM path but is no LLM: label its calls as what they are.
+  const callsLabel = (data.run.model || "").startsWith("synth/") ? "synthesizer calls (no LLM)" : "LLM calls";
+
   function summary() {
     const box = document.getElementById("summary");
     const best = data.run.best ? byId.get(data.run.best) : null;
@@ -58,7 +61,7 @@
     box.appendChild(card("best score P", best ? fmt(best.score) + " (" + best.id + ")" : "–"));
     box.appendChild(card("failed", failed));
     box.appendChild(card("generations", (data.graph.rows || []).length));
-    box.appendChild(card("LLM calls", u.calls || 0));
+    box.appendChild(card(callsLabel, u.calls || 0));
     box.appendChild(card("tokens", ((u.prompt_tokens || 0) + (u.completion_tokens || 0)).toLocaleString("en")));
     box.appendChild(card("cost (USD)", "$" + fmt(u.cost_usd || 0, 4)));
   }
@@ -246,7 +249,7 @@
   function usage() {
     const u = data.usage || {};
     document.getElementById("usage").appendChild(table(["", "value"], [
-      ["LLM calls", u.calls || 0], ["failed calls", u.failed_calls || 0],
+      [callsLabel, u.calls || 0], ["failed calls", u.failed_calls || 0],
       ["prompt tokens", (u.prompt_tokens || 0).toLocaleString("en")],
       ["completion tokens", (u.completion_tokens || 0).toLocaleString("en")],
       ["cost (USD)", "$" + fmt(u.cost_usd || 0, 4)]], [false, true]));
