@@ -194,7 +194,7 @@ def search(self):
     population = list(self.initial_configs(self.pop_size))
     for config in population:
         self.evaluate(config)
-    stall = 0  # generations without a new best
+    stall = 0  # evaluations since the last new best
     while True:
         best_before = self.best_value
         children = []
@@ -213,7 +213,7 @@ def search(self):
         #@memetic: improved = self.local_search(population[0], self.ls_steps)
         #@memetic: if improved not in population:
         #@memetic:     population = sorted(population[:-1] + [improved], key=self.cache.get)
-        stall = 0 if self.best_value < best_before else stall + 1
+        stall = 0 if self.best_value < best_before else stall + len(children)
         #@restart: if stall >= self.patience:
         #@restart:     population, stall = self.restart_population(population), 0
 ''', ("pop_size", "tournament_size"))
