@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from generator.synth import components as C
+from generator.synth import screening as S
 from generator.synth import variation as V
 
 MARKER = "# tunesmith-synth:"
@@ -20,7 +21,7 @@ FORMAT_VERSION = 1
 SLOT_OPTIONS: dict[str, dict] = {
     "init": C.INITS,
     "neighbourhood": C.NEIGHBOURHOODS,
-    "screening": C.SCREENINGS,
+    "screening": S.SCREENINGS,
     "acceptance": C.ACCEPTANCES,
     "memory": C.MEMORIES,
     "jump": C.JUMPS,

@@ -11,7 +11,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from generator.synth.compose import DEFAULT_HP, SLOT_OPTIONS, Composition, class_name, clamp_hp
+from generator.synth.compose import SLOT_OPTIONS, Composition, class_name, clamp_hp
 from generator.synth.components import HP_SPECS
 from generator.synth.parse import Request
 from generator.synth.profile import Profile, profile_of
@@ -253,4 +253,4 @@ def patch_foreign(code: str, message: str) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["Design", "apply", "new", "refine", "simplify", "fix", "SAFE", "DEFAULT_HP"]
+__all__ = ["Design", "apply", "new", "refine", "simplify", "fix", "SAFE"]
