@@ -3,7 +3,8 @@
 Each Component fills one slot of an optimizer (initialisation, neighbourhood, acceptance, ...) with
 one or more methods written at class level. `compose.py` stitches the chosen components into one
 self-contained class. Scheme code (the main loop) holds optional lines marked `#@<tag>: ` that are
-kept only when the composition uses the component of that tag (tabu, restart, adapt, jump, memetic).
+kept only when the composition uses the component of that tag (tabu, restart, adapt, jump,
+memetic, screen, leaders).
 
 Every generated optimizer keeps these guarantees, whatever the composition:
 - each loop iteration evaluates one configuration it has not evaluated before, or stops; so it

@@ -3,10 +3,10 @@
 A Profile reads the averaged statistics of the prompt (budget_fevals, fdc, local_optima_share,
 constraint_density, ...) and weighs each option of each slot. Each weight rule that favours an
 option carries its reason, quoting the statistic, so the generated code can say why it was built
-this way. The rules are rules of thumb, checked against the benchmark-hub spaces in
-benchmarks/synth_quality.py: small budgets favour spread initial samples, model-screened
-moves and single-point search; rugged spaces (many local optima, low fitness-distance
-correlation) favour populations, restarts and non-greedy acceptance.
+this way. The rules are rules of thumb, checked on the benchmark-hub spaces during development
+(campaign results: benchmarks/synth_quickstart.py): small budgets favour spread initial samples,
+model-screened moves and single-point search; rugged spaces (many local optima, low
+fitness-distance correlation) favour populations, restarts and non-greedy acceptance.
 """
 
 from __future__ import annotations
