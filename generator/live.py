@@ -41,20 +41,24 @@ class LiveUnavailable(TunesmithError):
     """The device a live problem needs is not here (no GPU, no compiler)."""
 
 
+def cuda_device_count() -> tuple[int, str]:
+    """CUDA devices CuPy can use here, and why there are none when there are none."""
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # ImportError, or CUDARuntimeError when there is no driver
+        return 0, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return count, "CuPy sees 0 devices"
+
+
 def require_device(problem: Problem) -> None:
     """Fail fast, with the fix, when this machine cannot run the problem's kernel."""
     if problem.lang == "C":
         if shutil.which("g++") is None:
             raise LiveUnavailable(f"{problem.path}: the C problem needs g++ on PATH; install g++ (apt-get install g++)")
         return
-    try:
-        import cupy
-
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:  # ImportError, or CUDARuntimeError when there is no driver
-        count, why = 0, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    else:
-        why = "CuPy sees 0 devices"
+    count, why = cuda_device_count()
     if count == 0:
         raise LiveUnavailable(f"{problem.path}: problem {problem.name!r} needs a CUDA GPU and none is usable here "
                               f"({why}); run it on a machine with an NVIDIA GPU and CuPy, or use its cached tasks "
