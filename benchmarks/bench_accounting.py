@@ -23,11 +23,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator import runner  # noqa: E402
-from generator.bench import run_seed  # noqa: E402
-from generator.scoring import Trace, budget_for, score_traces  # noqa: E402
-from generator.space import SearchSpace  # noqa: E402
-from generator.tasks import load_tasks  # noqa: E402
+from generator.bench import runner  # noqa: E402
+from generator.bench.bench import run_seed  # noqa: E402
+from generator.scoring.score import Trace, budget_for, score_traces  # noqa: E402
+from generator.tasks.space import SearchSpace  # noqa: E402
+from generator.tasks.entries import load_tasks  # noqa: E402
 
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 KINDS = ("simulated", "package", "revisit runtimes only", "real time only")

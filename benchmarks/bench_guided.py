@@ -27,11 +27,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench import run_seed  # noqa: E402
-from generator.guided import prepare_specs  # noqa: E402
-from generator.runner import parse_strategy, run_once  # noqa: E402
-from generator.scoring import budget_for, score_traces  # noqa: E402
-from generator.tasks import load_tasks  # noqa: E402
+from generator.bench.bench import run_seed  # noqa: E402
+from generator.guided.run import prepare_specs  # noqa: E402
+from generator.bench.runner import parse_strategy, run_once  # noqa: E402
+from generator.scoring.score import budget_for, score_traces  # noqa: E402
+from generator.tasks.entries import load_tasks  # noqa: E402
 
 GENERATED = "benchmarks/strategies/quickstart_c0008.py"
 DEFAULT = ",".join([

@@ -6,7 +6,7 @@ CostFunc semantics, same Searchspace; each run starts with an empty cache, so ev
 is compiled, verified and timed anew). A run stops at the first configuration whose brute-force
 time (the shipped cache of this GPU) is within 5% of the cache's optimum, or at --max-fevals.
 Optionally (--sandbox-demo) the generated optimizer is also evaluated through the sandbox on a live
-task (generator.live_eval), the path campaigns use, and scored with P against the cache.
+task (generator.evaluation.live_eval), the path campaigns use, and scored with P against the cache.
 
     python3 benchmarks/bench_live.py OPTIMIZER.py --problems conv2d dedisp --repeats 5 --out live.json
 """
@@ -25,8 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.live import config_key, device_label, device_name, patch_cupy_uuid, require_device  # noqa: E402
-from generator.problems import load_problem, load_problem_tasks  # noqa: E402
+from generator.live.kernel import config_key, device_label, device_name, patch_cupy_uuid, require_device  # noqa: E402
+from generator.tasks.problems import load_problem, load_problem_tasks  # noqa: E402
 
 
 class _TargetRunner:
@@ -149,8 +149,8 @@ def measure_problem(name: str, optimizer_cls, repeats: int, max_fevals: int, dea
 
 def sandbox_demo(path: Path, name: str, repeats: int, max_fevals: int) -> dict:
     """The generated optimizer through the sandbox on a live task, scored with P against the cache."""
-    from generator.live import load_live_task
-    from generator.live_eval import evaluate_live
+    from generator.live.tasks import load_live_task
+    from generator.evaluation.live_eval import evaluate_live
 
     task = load_live_task(ROOT / "problems" / name / "problem.toml")
     result = evaluate_live(path.read_text(), task, repeats=repeats, max_fevals=max_fevals, timeout_s=300)

@@ -20,12 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.evaluate import evaluate_source, run_seed  # noqa: E402
-from generator.oracle import Oracle  # noqa: E402
+from generator.evaluation.evaluate import evaluate_source, run_seed  # noqa: E402
+from generator.scoring.oracle import Oracle  # noqa: E402
 from generator.sandbox import Job, SandboxConfig, run_job  # noqa: E402
-from generator.scoring import budget_for  # noqa: E402
-from generator.space import SearchSpace  # noqa: E402
-from generator.tasks import load_tasks  # noqa: E402
+from generator.scoring.score import budget_for  # noqa: E402
+from generator.tasks.space import SearchSpace  # noqa: E402
+from generator.tasks.entries import load_tasks  # noqa: E402
 
 PING = '''
 import json, time
@@ -55,7 +55,7 @@ NOOP = "class Noop:\n    def __call__(self, func, searchspace):\n        func(se
 
 def in_process_us(task, calls: int) -> dict:
     """The same calls on the Oracle directly, without a process boundary."""
-    from generator.oracle import StopCriterionReached
+    from generator.scoring.oracle import StopCriterionReached
 
     space = SearchSpace(task.space)
     oracle = Oracle(task, budget_for(task), space)
@@ -93,7 +93,7 @@ def sandbox_us(task, calls: int, isolate: bool, trials: int = 3) -> dict:
 
 def startup_s(task, runs: int, isolate: bool) -> dict:
     """Seconds: a job on a new host (Python + numpy start), a job on a pooled host, each further run."""
-    from generator.sandbox_host import close_pool
+    from generator.sandbox.host import close_pool
 
     def wall(n, cold):
         if cold:
@@ -112,8 +112,8 @@ def startup_s(task, runs: int, isolate: bool) -> dict:
 
 def end_to_end(task, repeats: int) -> dict:
     """An honest strategy: sandboxed evaluate vs bench's in-process runner, same seeds, same score."""
-    from generator.bench import bench
-    from generator.runner import parse_strategy
+    from generator.bench.bench import bench
+    from generator.bench.runner import parse_strategy
 
     walk = ROOT / "benchmarks" / "strategies" / "random_walk.py"
     t = time.perf_counter()
@@ -137,7 +137,7 @@ def main() -> None:
     args = ap.parse_args()
     task = next(t for t in load_tasks(args.hub) if t.name == args.task)
     budget_for(task)  # build the score basis once, outside the timings
-    from generator.scoring import Trace, score_traces
+    from generator.scoring.score import Trace, score_traces
 
     score_traces(task, [Trace([0, 1, 2], [1.0, 1.0, 1.0])] * 2)  # imports sklearn (seconds) outside the timings
     res = {"machine": {"cpus": os.cpu_count(), "load_1min": os.getloadavg()[0], "python": platform.python_version(),

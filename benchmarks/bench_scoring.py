@@ -28,9 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench import bench  # noqa: E402
-from generator.runner import parse_strategy  # noqa: E402
-from generator.tasks import load_tasks  # noqa: E402
+from generator.bench.bench import bench  # noqa: E402
+from generator.bench.runner import parse_strategy  # noqa: E402
+from generator.tasks.entries import load_tasks  # noqa: E402
 
 # Tunesmith engines timed: the built-in's code on the fast space and oracle; Kernel Tuner's own
 # simulation; the same with the package's time accounting (real framework/strategy time, revisits

@@ -24,10 +24,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.runner import load_module, optimizer_class, parse_strategy, run_kernel_tuner, run_once  # noqa: E402
-from generator.scoring import budget_for  # noqa: E402
-from generator.space import NEIGHBOR_METHODS, SearchSpace  # noqa: E402
-from generator.tasks import load_tasks  # noqa: E402
+from generator.bench.runner import load_module, optimizer_class, parse_strategy, run_kernel_tuner, run_once  # noqa: E402
+from generator.scoring.score import budget_for  # noqa: E402
+from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace  # noqa: E402
+from generator.tasks.entries import load_tasks  # noqa: E402
 
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 

@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-import generator.scoring as scoring  # noqa: E402
-from generator.evaluate import evaluate_source  # noqa: E402
-from generator.executors import get_executor  # noqa: E402
-from generator.tasks import load_tasks  # noqa: E402
+import generator.scoring.score as scoring  # noqa: E402
+from generator.evaluation.evaluate import evaluate_source  # noqa: E402
+from generator.evaluation.executors import get_executor  # noqa: E402
+from generator.tasks.entries import load_tasks  # noqa: E402
 
 TASKS = ("convolution_milo/A100", "dedispersion_milo/A100")  # campaigns/quickstart.toml [tasks] train
 

@@ -6,7 +6,7 @@
 
 The tasks are the run's own `[tasks] train` and `test` (add more held-out ones with --extra
 hub:APP/GPU). Every strategy gets the same tasks, the same time budget per task and the same seed
-per repeat (generator.bench), and is scored with the methodology score P.
+per repeat (generator.bench.bench), and is scored with the methodology score P.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from generator.archive import Archive
 from generator.config import TasksConfig
-from generator.generalisation import DEFAULT_BASELINES, Generalisation, compare, markdown, write
-from generator.task_sets import load_task_set
+from generator.bench.generalisation import DEFAULT_BASELINES, Generalisation, compare, markdown, write
+from generator.tasks.entries import load_task_set
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,7 @@ its best candidate compares with Kernel Tuner's strategies (issue 5's targets).
    it; duplicates are not candidates of their own);
 3. scores the best candidate and Kernel Tuner's genetic_algorithm, simulated_annealing,
    hybrid_vndx, adaptive_tabu_greywolf and random_sample on the campaign's training and test tasks
-   with `generator.bench` (same time budgets, same seeds per repeat, methodology score P), at more
+   with `generator.bench.bench` (same time budgets, same seeds per repeat, methodology score P), at more
    repeats than the campaign used, so that the winner's score is not just its lucky draw.
 """
 
@@ -53,10 +53,10 @@ def candidate_counts(archive) -> dict:
 
 def compare(run_dir: Path, archive, repeats: int, seed: int, workers: int | None) -> dict:
     """Best candidate vs the baselines on the run's training and test tasks."""
-    from generator.bench import bench
+    from generator.bench.bench import bench
     from generator.config import TasksConfig
-    from generator.runner import parse_strategy
-    from generator.task_sets import load_task_set
+    from generator.bench.runner import parse_strategy
+    from generator.tasks.entries import load_task_set
 
     tasks_cfg = TasksConfig.model_validate(archive.config["tasks"])
     train = load_task_set(tasks_cfg.train, tasks_cfg)

@@ -10,7 +10,7 @@ RUN_DIR/
   status.json          {"state": running|finished|stopped, "reason", "candidates", "budget",
                         "usage": {calls, prompt_tokens, completion_tokens, cost_usd}, "best": id,
                         "updated"}; rewritten atomically (tmp + rename) after every candidate
-  exchanges.jsonl      one JSON object per LLM call (see generator.llm.Exchange), append-only
+  exchanges.jsonl      one JSON object per LLM call (see generator.llm.client.Exchange), append-only
   candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
   generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}
   code/<id>.py         the source of each candidate that had code
@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from generator.errors import TunesmithError
+from generator.jsonl import read_lines, repair_tail
 
 CANDIDATES = "candidates.jsonl"
 EXCHANGES = "exchanges.jsonl"
@@ -100,22 +101,6 @@ def _append_line(path: Path, record: dict) -> None:
         os.fsync(fh.fileno())
 
 
-def _read_lines(path: Path) -> list[dict]:
-    """All complete JSON lines of a file; a torn last line from a crash is skipped."""
-    if not path.exists():
-        return []
-    records = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.endswith("\n"):
-                break  # cut short by a crash mid-write
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return records
-
-
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -123,16 +108,6 @@ def _write_atomic(path: Path, text: str) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
-
-
-def _repair_tail(path: Path) -> None:
-    """Cut a torn last line so that new appends start on a fresh line."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
 
 
 class Archive:
@@ -174,7 +149,7 @@ class Archive:
     def prepare_append(self) -> None:
         """Make the append-only files safe to extend after a crash."""
         for name in (CANDIDATES, EXCHANGES, GENERATIONS):
-            _repair_tail(self.run_dir / name)
+            repair_tail(self.run_dir / name)
         (self.run_dir / "code").mkdir(exist_ok=True)
 
     # -- reading ------------------------------------------------------------------------------
@@ -185,7 +160,7 @@ class Archive:
 
     def candidates(self) -> list[Candidate]:
         """All candidates in the order they were generated."""
-        return [Candidate.from_dict(r) for r in _read_lines(self.run_dir / CANDIDATES)]
+        return [Candidate.from_dict(r) for r in read_lines(self.run_dir / CANDIDATES)]
 
     def candidate(self, cid: str) -> Candidate:
         for c in self.candidates():
@@ -202,13 +177,13 @@ class Archive:
         return self.run_dir / candidate.code_path if candidate.code_path else None
 
     def exchanges(self) -> list:
-        """All recorded LLM exchanges (generator.llm.Exchange), in call order."""
-        from generator.llm import Exchange
+        """All recorded LLM exchanges (generator.llm.client.Exchange), in call order."""
+        from generator.llm.client import read_exchanges
 
-        return [Exchange.from_dict(r) for r in _read_lines(self.run_dir / EXCHANGES)]
+        return read_exchanges(self.run_dir)
 
     def generations(self) -> list[dict]:
-        return _read_lines(self.run_dir / GENERATIONS)
+        return read_lines(self.run_dir / GENERATIONS)
 
     def status(self) -> dict:
         path = self.run_dir / STATUS

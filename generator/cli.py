@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from generator.errors import TunesmithError
+import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -42,8 +43,8 @@ def _setup_lineage(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_lineage(args) -> int:
-    from generator.lineage import Lineage
-    from generator.lineage_views import render_tree
+    from generator.review.lineage import Lineage
+    from generator.review.views import render_tree
 
     import shutil
 
@@ -59,8 +60,8 @@ def _setup_show(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_show(args) -> int:
-    from generator.lineage import Lineage
-    from generator.lineage_views import render_show
+    from generator.review.lineage import Lineage
+    from generator.review.views import render_show
 
     _print_long(render_show(Lineage.load(args.run_dir), args.id, diff=args.diff, color=sys.stdout.isatty()))
     return 0
@@ -72,7 +73,7 @@ def _setup_report(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_report(args) -> int:
-    from generator.report import build_report
+    from generator.review.report import build_report
 
     result = build_report(args.run_dir, args.output)
     print(f"report: {result.html}")
@@ -96,7 +97,7 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_run(args) -> int:
-    from generator.campaign import format_summary, run_campaign
+    from generator.campaign.loop import format_summary, run_campaign
 
     summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress,
                            executor=args.executor)
@@ -112,7 +113,7 @@ def _setup_resume(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_resume(args) -> int:
-    from generator.campaign import format_summary, resume
+    from generator.campaign.loop import format_summary, resume
 
     summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor)
     print(format_summary(summary))
@@ -125,7 +126,7 @@ def _setup_status(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_status(args) -> int:
-    from generator.campaign import format_status
+    from generator.campaign.loop import format_status
 
     print(format_status(args.run_dir, args.k))
     return 0
@@ -137,8 +138,8 @@ def _setup_stats(p: argparse.ArgumentParser) -> None:
 
 def _cmd_stats(args) -> int:
     from generator.config import TasksConfig
-    from generator.stats import space_statistics
-    from generator.task_sets import load_task_set
+    from generator.scoring.statistics import space_statistics
+    from generator.tasks.entries import load_task_set
 
     for task in load_task_set([args.task], TasksConfig(train=[args.task])):
         print(f"## {task.name}")
@@ -154,7 +155,7 @@ def _setup_prompt(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_prompt(args) -> int:
-    from generator.campaign import render_prompt
+    from generator.campaign.loop import render_prompt
 
     for message in render_prompt(args.config, args.operator):
         print(f"===== {message['role']} =====")
@@ -186,7 +187,7 @@ def _setup_hpo(p: argparse.ArgumentParser) -> None:
 
 def _cmd_hpo(args) -> int:
     from generator.archive import Archive
-    from generator.hpo import format_result, run_hpo, settings_from_config
+    from generator.tuning.hpo import format_result, run_hpo, settings_from_config
 
     settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
                                     trials=args.trials, repeats=args.repeats, storage=args.storage,
@@ -205,7 +206,7 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_export(args) -> int:
-    from generator.export import export_run
+    from generator.export.exporter import export_run
 
     exported = export_run(args.run_dir, args.name, args.id, args.out)
     print(f"exported {exported.candidate_id} -> {exported.module}")
@@ -229,7 +230,7 @@ def _setup_cache(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_cache(args) -> int:
-    from generator.cache_build import build_cache
+    from generator.live.cache_build import build_cache
 
     build = build_cache(args.problem, args.out, time_limit=args.time_limit, sample=args.sample)
     print(build.summary())
@@ -257,7 +258,7 @@ def _setup_evaluate(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_evaluate(args) -> int:
-    from generator.evaluate import evaluate_file, format_fitness, write_json
+    from generator.evaluation.evaluate import evaluate_file, format_fitness, write_json
 
     name, fitness = evaluate_file(args.file, args.tasks, args.only, repeats=args.repeats, seed=args.seed,
                                   timeout_s=args.timeout, workers=args.workers, hp_args=args.hp,
@@ -294,16 +295,16 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_bench(args) -> int:
-    from generator.bench import bench, table, write_json
-    from generator.runner import parse_strategy
-    from generator.tasks import load_tasks
+    from generator.bench.bench import bench, table, write_json
+    from generator.bench.runner import parse_strategy
+    from generator.tasks.entries import load_tasks
 
     texts = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if args.seed_with:
         texts = [t if t.startswith("llm_guided") else f"{args.seed_with}+{t}" for t in texts]
     specs = [parse_strategy(s) for s in texts]
     if any(s.kind == "llm_guided" or s.seeder is not None for s in specs):
-        from generator.guided import prepare_specs
+        from generator.guided.run import prepare_specs
 
         specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
     tasks = load_tasks(args.tasks)
@@ -311,7 +312,7 @@ def _cmd_bench(args) -> int:
                     progress=not args.no_progress, max_fevals=args.max_fevals)
     print(table(results))
     if args.record:
-        from generator.guided import usage_line
+        from generator.guided.run import usage_line
 
         print(usage_line(args.record))
     if args.json_out:

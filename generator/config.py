@@ -19,6 +19,22 @@ from generator.errors import TunesmithError
 
 DEFAULT_HUB = "../shared/data/benchmark_hub"
 HUB_ENV = "TUNESMITH_BENCHMARK_HUB"
+# Executor URLs (`[evaluation] executor`): the grammar is checked here; generator.evaluation runs them.
+DASK_LOCAL = "dask-local"
+REMOTE_SCHEMES = ("dask", "tcp", "tls")  # dask://H:P is tcp://H:P; tcp:// and tls:// are Dask's own forms
+_ADDRESS = re.compile(r"^(?P<scheme>[a-z]+)://(?P<host>[^:/\s]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})/?$")
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with an executor URL (None if it is fine): 'local', 'dask-local' or 'dask://HOST:PORT'."""
+    if url in ("local", DASK_LOCAL):
+        return None
+    m = _ADDRESS.match(url or "")
+    if m is None or m["scheme"] not in REMOTE_SCHEMES:
+        return f"unknown executor {url!r}; use 'local', 'dask-local' or 'dask://HOST:PORT' (a Dask scheduler)"
+    if not 0 < int(m["port"]) < 65536:
+        return f"executor {url!r}: port {m['port']} is out of range 1-65535"
+    return None
 
 
 class ConfigError(TunesmithError):
@@ -141,8 +157,6 @@ class EvaluationConfig(Section):
     @field_validator("executor")
     @classmethod
     def _executor(cls, v: str) -> str:
-        from generator.dask_executor import url_problem  # the URL grammar only; Dask is not imported
-
         problem = url_problem(v)
         if problem:
             raise ValueError(problem)

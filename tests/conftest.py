@@ -26,7 +26,7 @@ def hub_dir() -> Path:
 @pytest.fixture(scope="session")
 def hub_tasks(hub_dir):
     """All six benchmark-hub tasks, loaded once."""
-    from generator.tasks import load_tasks
+    from generator.tasks.entries import load_tasks
 
     return load_tasks(hub_dir)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.llm import Exchange
+from generator.llm.client import Exchange
 
 TASKS = ["gemm_milo/A100", "convolution_milo/A100"]
 XSS = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> & more'
@@ -82,7 +82,7 @@ def build_run(root: Path, torn_tail: bool = True) -> Path:
 
 def write_hpo(run: Path) -> Path:
     """An Optuna result for the best candidate, written by the HPO room's own writer."""
-    from generator.hpo import HpoResult, SplitScores, write_result
+    from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
     return write_result(run, HpoResult(
         candidate_id="c0005", class_name="Search", study_name="c0005", storage="sqlite:///hpo.db",

@@ -5,7 +5,7 @@ import math
 import optuna
 import pytest
 
-from generator.adapters import FAILED, AskTellOptimizer, GeneratedSampler, ParamSpace, run_ask_tell
+from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler, ParamSpace, run_ask_tell
 
 TUNE_PARAMS = {"x": list(range(16)), "y": list(range(16)), "z": ["a", "b", "c"]}
 

@@ -7,12 +7,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from generator.bench import bench, run_seed, table
+from generator.bench.bench import bench, run_seed, table
 from generator.cli import main
-from generator.oracle import Oracle, StopCriterionReached
-from generator.runner import StrategyError, parse_strategy, run_kernel_tuner, run_once
-from generator.scoring import Budget, budget_for
-from generator.space import SearchSpace
+from generator.scoring.oracle import Oracle, StopCriterionReached
+from generator.bench.runner import StrategyError, parse_strategy, run_kernel_tuner, run_once
+from generator.scoring.score import Budget, budget_for
+from generator.tasks.space import SearchSpace
 
 # A deterministic walk: its only randomness is a seeded random.Random over *sorted* neighbour lists,
 # so it takes the same path on Kernel Tuner's Searchspace and on ours. It revisits configurations
@@ -145,7 +145,7 @@ def test_strategy_errors_are_one_line(tmp_path):
     with pytest.raises(StrategyError, match="not found"):
         parse_strategy(str(tmp_path / "missing.py"))
     (tmp_path / "two.py").write_text("class A:\n    def __call__(self, f, s): pass\nclass B(A):\n    def __call__(self, f, s): pass\n")
-    from generator.runner import optimizer_class
+    from generator.bench.runner import optimizer_class
 
     with pytest.raises(StrategyError, match="several classes"):
         optimizer_class(parse_strategy(str(tmp_path / "two.py")))
@@ -192,7 +192,7 @@ def test_bench_cli_errors_exit_nonzero_with_one_line(tmp_path, capsys):
 
 def test_fast_engine_runs_every_listed_builtin(small_task):
     """Kernel Tuner's own strategy code runs unchanged on the fast space and oracle."""
-    from generator.runner import FAST_BUILTINS, engine_of
+    from generator.bench.runner import FAST_BUILTINS, engine_of
 
     space = SearchSpace(small_task.space)
     for name in FAST_BUILTINS:

@@ -14,8 +14,8 @@ import pytest
 
 from fake_llm_server import FakeLLMServer
 from generator.archive import Archive
-from generator.campaign import format_status, resume, run_campaign
-from generator.fitness import CandidateError, Fitness, TaskFitness
+from generator.campaign.loop import format_status, resume, run_campaign
+from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_KEY = "sk-fake-campaign-key-0123456789"
@@ -248,7 +248,7 @@ def test_prompt_command_shows_what_the_llm_sees(hub_dir, monkeypatch, capsys):
 def test_hpo_stage_runs_when_enabled(server, make_config):
     cfg = make_config(server, "tuned", budget=3, extra="[hpo]\nenabled = true\ntrials = 2\nrepeats = 1\nreport_repeats = 1\n")
     run_campaign(cfg, progress=False)
-    from generator.hpo import load_results
+    from generator.tuning.hpo import load_results
 
     results = load_results(cfg.parent / "tuned")
     assert len(results) == 1  # top_k = 1: the best candidate was tuned, its result written to RUN/hpo/
@@ -257,7 +257,7 @@ def test_hpo_stage_runs_when_enabled(server, make_config):
 
 
 def test_summary_never_calls_the_offline_synthesizer_an_llm(tmp_path):
-    from generator.campaign import Summary, format_summary
+    from generator.campaign.loop import Summary, format_summary
 
     usage = {"calls": 3, "tokens": 10, "cost_usd": 0.0}
     text = format_summary(Summary(tmp_path, "finished", "done", 3, 3, usage, model="synth/components"))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.checks import check_source, inspect_source
+from generator.sandbox.checks import check_source, inspect_source
 from generator.errors import TunesmithError
-from generator.evaluate import evaluate_source, plan_jobs
-from generator.executors import get_executor
-from generator.fitness import CandidateError, Fitness, TaskFitness
+from generator.evaluation.evaluate import evaluate_source, plan_jobs
+from generator.evaluation.executors import get_executor
+from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_WALK = ROOT / "benchmarks" / "strategies" / "random_walk.py"
@@ -100,8 +100,8 @@ def test_fitness_json_round_trip():
 
 def test_evaluate_scores_like_bench(conv_task):
     """The sandboxed score of an honest file equals `bench`'s in-process score (same seeds)."""
-    from generator.bench import bench
-    from generator.runner import parse_strategy
+    from generator.bench.bench import bench
+    from generator.bench.runner import parse_strategy
 
     fit = evaluate_source(RANDOM_WALK.read_text(), [conv_task], repeats=3, seed=5)
     assert fit.ok, fit.error
@@ -183,7 +183,7 @@ def test_cli_evaluate_user_errors(tmp_path, hub_dir, capsys):
 
 
 def test_weak_walls_are_named():
-    from generator.evaluate import weak_walls
+    from generator.evaluation.evaluate import weak_walls
 
     assert weak_walls({}) == []
     assert weak_walls({w: True for w in ("network_namespace", "mount_namespace", "hidden_paths", "private_proc",

@@ -5,7 +5,7 @@ import pytest
 
 from generator.archive import Candidate
 from generator.config import EvolutionConfig
-from generator.evolution import Evolution, choose_operator, select_parent, survivors
+from generator.campaign.evolution import Evolution, choose_operator, select_parent, survivors
 
 
 def _cand(cid, score=None, error=None, op="new", parents=(), gen=0, code=True):

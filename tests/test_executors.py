@@ -17,7 +17,7 @@ from generator.errors import TunesmithError
 
 pytest.importorskip("distributed")
 
-from generator.dask_executor import (  # noqa: E402
+from generator.evaluation.dask_executor import (  # noqa: E402
     DaskExecutor,
     is_dask_url,
     job_resources,
@@ -74,14 +74,14 @@ def test_scheduler_address():
 
 
 def test_unknown_executor_is_a_one_line_error():
-    from generator.executors import get_executor
+    from generator.evaluation.executors import get_executor
 
     with pytest.raises(TunesmithError, match="dask-local"):
         get_executor("ray://head:10001", 2)
 
 
 def test_no_scheduler_is_a_clear_error():
-    from generator.dask_executor import dask_executor
+    from generator.evaluation.dask_executor import dask_executor
 
     with pytest.raises(TunesmithError, match="no Dask scheduler answers"):
         dask_executor("dask://127.0.0.1:9", 1, connect_timeout_s=1)  # port 9 (discard): nothing listens there
@@ -96,7 +96,7 @@ def test_live_gpu_jobs_ask_for_a_gpu(conv_task):
     assert job_resources(SimpleNamespace(tasks=[conv_task, live], runs=[(1, 0, 1)])) == {"GPU": 1}
     assert job_resources(SimpleNamespace(tasks=[conv_task, live], runs=[(0, 0, 1)])) is None
     assert job_resources(SimpleNamespace(tasks=[c_live], runs=[(0, 0, 1)])) is None
-    cuda_problem = SimpleNamespace(problem=SimpleNamespace(lang="CUDA"), info={})  # as generator.live.LiveTask
+    cuda_problem = SimpleNamespace(problem=SimpleNamespace(lang="CUDA"), info={})  # as generator.live.tasks.LiveTask
     c_problem = SimpleNamespace(problem=SimpleNamespace(lang="C"), info={})
     assert job_resources(SimpleNamespace(tasks=[cuda_problem], runs=[(0, 0, 1)])) == {"GPU": 1}
     assert job_resources(SimpleNamespace(tasks=[c_problem], runs=[(0, 0, 1)])) is None
@@ -105,7 +105,7 @@ def test_live_gpu_jobs_ask_for_a_gpu(conv_task):
 # ---------------------------------------------------------------------------- on a cluster
 @pytest.fixture(scope="module")
 def dask_ex():
-    from generator.executors import get_executor
+    from generator.evaluation.executors import get_executor
 
     ex = get_executor("dask-local", 2)
     assert isinstance(ex, DaskExecutor) and ex.slots == 2
@@ -115,7 +115,7 @@ def dask_ex():
 
 @pytest.fixture(scope="module")
 def local_fitness(conv_task):
-    from generator.evaluate import evaluate_source
+    from generator.evaluation.evaluate import evaluate_source
 
     fit = evaluate_source(CANDIDATE, [conv_task], repeats=REPEATS, seed=7, workers=2)
     assert fit.error is None, fit.error
@@ -158,7 +158,7 @@ def test_cancelled_evaluation_wakes_its_waiters(dask_ex):
 
 def test_dask_scores_identical_to_local(dask_ex, conv_task, local_fitness):
     """Same seeds, same candidate: the Dask cluster's Fitness equals the local pool's, run for run."""
-    from generator.evaluate import evaluate_source
+    from generator.evaluation.evaluate import evaluate_source
 
     fit = evaluate_source(CANDIDATE, [conv_task], repeats=REPEATS, seed=7, workers=1, executor=dask_ex)
     assert fit.metadata["workers"] == 2  # cut into one chunk per Dask worker, not `workers`
@@ -168,8 +168,8 @@ def test_dask_scores_identical_to_local(dask_ex, conv_task, local_fitness):
 def test_campaign_runs_unchanged_on_a_dask_cluster(dask_ex, conv_task, hub_dir, tmp_path, monkeypatch):
     """A campaign file whose one changed line is `executor` runs on the cluster; its scores are the local ones."""
     from generator.archive import Archive
-    from generator.campaign import run_campaign
-    from generator.evaluate import evaluate_source
+    from generator.campaign.loop import run_campaign
+    from generator.evaluation.evaluate import evaluate_source
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     address = dask_ex.client.scheduler.address.replace("tcp://", "dask://")  # the module's running cluster
@@ -217,7 +217,7 @@ def _kill_a_busy_worker(ex: DaskExecutor, deadline_s: float = 60.0) -> tuple[str
 
 
 def _evaluate_while_killing(ex, task):
-    from generator.evaluate import evaluate_source
+    from generator.evaluation.evaluate import evaluate_source
 
     box = {}
     thread = threading.Thread(target=lambda: box.update(fit=evaluate_source(

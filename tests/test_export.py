@@ -10,9 +10,9 @@ import pytest
 
 from generator.archive import Archive, Candidate
 from generator.cli import main
-from generator.export import (ExportError, check_imports, export_run, generator_label, parse_optimizer,
+from generator.export.exporter import (ExportError, check_imports, export_run, generator_label, parse_optimizer,
                               valid_module_name, with_defaults)
-from generator.hpo import HpoResult, SplitScores, write_result
+from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
 SOURCE = '''# tunesmith-synth: {"components": ["sample", "descent"]}
 import random
@@ -177,7 +177,7 @@ def test_exported_module_runs_in_autotuning_methodology(run_dir, tmp_path, plain
 
 
 def test_generalisation_table_puts_train_and_test_side_by_side(run_dir, tmp_path, conv_task, hub_tasks):
-    from generator.generalisation import compare, markdown, write
+    from generator.bench.generalisation import compare, markdown, write
 
     path = export_run(run_dir, "gen_table", out_dir=tmp_path / "pkg").module
     test_task = next(t for t in hub_tasks if t.name == "convolution_milo/A4000")
@@ -197,7 +197,7 @@ def test_shipped_winners_import_and_run(conv_task):
     import importlib
 
     import generated_algorithms
-    from generator.runner import parse_strategy, run_once
+    from generator.bench.runner import parse_strategy, run_once
 
     names = generated_algorithms.available()
     assert names, "generated_algorithms/ ships no winner"

@@ -7,15 +7,15 @@ import sys
 import numpy as np
 import pytest
 
-from generator import guided
+from generator.guided import run as guided
 from generator.config import GuidedConfig, LLMConfig
-from generator.guided_prompt import check_proposal, parse_reply
-from generator.llm import LLMClient
-from generator.oracle import Oracle
-from generator.runner import StrategyError, parse_strategy, run_once
-from generator.scoring import Budget, budget_for
-from generator.seeding import SeededSpace
-from generator.space import SearchSpace
+from generator.guided.prompt import check_proposal, parse_reply
+from generator.llm.client import LLMClient
+from generator.scoring.oracle import Oracle
+from generator.bench.runner import StrategyError, parse_strategy, run_once
+from generator.scoring.score import Budget, budget_for
+from generator.scoring.seeding import SeededSpace
+from generator.tasks.space import SearchSpace
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +150,8 @@ def test_synthesizer_proposes_valid_new_configurations_deterministically(task):
 
 
 def test_synthesizer_reply_reads_like_an_llm_answer(task):
-    from generator.guided_prompt import GuidedPromptBuilder
-    from generator.synth import synthesize
+    from generator.guided.prompt import GuidedPromptBuilder
+    from generator.llm.synth import synthesize
 
     history = guided._History(task, Oracle(task, budget_for(task), SearchSpace(task.space)))
     prompt = GuidedPromptBuilder(task).messages(history.view(GuidedConfig()), 5, 0, 0.0, None)
@@ -177,7 +177,7 @@ def test_seeded_space_hands_out_seeds_best_first_then_random(task):
 
 
 def test_hybrid_starts_from_the_seeds_in_process_and_in_the_sandbox(task):
-    from generator.evaluate import evaluate_source, run_seed
+    from generator.evaluation.evaluate import evaluate_source, run_seed
 
     walker = "benchmarks/strategies/random_walk.py"
     spec = parse_strategy(f"llm_guided:batch=6+{walker}")
@@ -190,7 +190,7 @@ def test_hybrid_starts_from_the_seeds_in_process_and_in_the_sandbox(task):
     fitness = evaluate_source(open(walker).read(), [task], repeats=1, seed=0, seeds={(0, 0): seeds})
     assert fitness.error is None
     alone = run_once(task, parse_strategy(walker), run_seed(0, 0), budget)
-    from generator.scoring import score_traces
+    from generator.scoring.score import score_traces
 
     assert fitness.per_task[task.name].per_repeat == score_traces(task, [trace]).per_repeat
     assert alone.rows[:6].tolist() != list(seeds.rows)
@@ -232,7 +232,7 @@ def test_bench_cli_runs_llm_guided_and_hybrids_and_replays_them(task, tmp_path, 
 
 def test_campaign_seeds_every_evaluation_and_records_the_exchanges(tmp_path, hub_dir, monkeypatch):
     from generator.archive import Archive
-    from generator.campaign import run_campaign
+    from generator.campaign.loop import run_campaign
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     cfg = tmp_path / "c.toml"

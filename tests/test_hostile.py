@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.evaluate import evaluate_source
-from generator.sandbox import PROJECT_ROOT, SandboxConfig
+from generator.evaluation.evaluate import evaluate_source
+from generator.sandbox.jobs import PROJECT_ROOT, SandboxConfig
 
 HOSTILE_DIR = Path(__file__).parent / "hostile"
 CANDIDATES = sorted(p.stem for p in HOSTILE_DIR.glob("*.py"))

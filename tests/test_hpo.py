@@ -7,7 +7,7 @@ import types
 import optuna
 import pytest
 
-import generator.hpo as hpo
+import generator.tuning.hpo as hpo
 from generator.archive import Archive, Candidate
 from generator.cli import main
 

@@ -22,7 +22,7 @@ TRIALS = 4
 WORKER = textwrap.dedent(
     """
     import os, sys
-    import generator.hpo as hpo
+    import generator.tuning.hpo as hpo
     from generator.cli import main
 
     run, storage, trials, log = sys.argv[1:5]
@@ -73,7 +73,7 @@ def _make_run(root: Path, hub_dir: Path) -> Path:
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_two_hpo_processes_share_one_study(kind, tmp_path, hub_dir):
     """Trial numbers unique, trials that count == requested, each one evaluated exactly once."""
-    import generator.hpo as hpo
+    import generator.tuning.hpo as hpo
 
     run = _make_run(tmp_path, hub_dir)
     storage = f"sqlite:///{tmp_path / 'hpo.db'}" if kind == "sqlite" else f"journal:{tmp_path / 'hpo.journal'}"
@@ -105,7 +105,7 @@ def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
     the enqueued defaults. Such a trial fails without an "error" (uncounted) and is never evaluated."""
     import types
 
-    import generator.hpo as hpo
+    import generator.tuning.hpo as hpo
 
     calls = []
 

@@ -6,8 +6,8 @@ import pytest
 from run_fixture import XSS, build_run
 
 from generator.cli import main
-from generator.lineage import Lineage
-from generator.lineage_views import render_show, render_tree, safe_text
+from generator.review.lineage import Lineage
+from generator.review.views import render_show, render_tree, safe_text
 
 
 @pytest.fixture

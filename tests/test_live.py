@@ -11,10 +11,11 @@ import pytest
 
 from generator.cli import main
 from generator.errors import TunesmithError
-from generator.oracle import StopCriterionReached
-from generator.live import LiveOracle, LiveSession, LiveUnavailable, device_label, load_live_task, require_device
-from generator.problems import load_problem, load_problem_tasks
-from generator.scoring import Budget
+from generator.scoring.oracle import StopCriterionReached
+from generator.live.kernel import LiveSession, LiveUnavailable, device_label, require_device
+from generator.live.tasks import LiveOracle, load_live_task
+from generator.tasks.problems import load_problem, load_problem_tasks
+from generator.scoring.score import Budget
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
@@ -23,7 +24,7 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not on P
 
 
 def _has_gpu() -> bool:
-    from generator.live import cuda_device_count
+    from generator.live.kernel import cuda_device_count
 
     return cuda_device_count()[0] > 0
 
@@ -63,7 +64,7 @@ def tiny(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def tiny_cache(tiny) -> Path:
     """The tiny problem brute-forced: first stopped by a time limit, then resumed to the end (CLI)."""
-    from generator.cache_build import build_cache
+    from generator.live.cache_build import build_cache
 
     first = build_cache(tiny, time_limit=0.01, progress=False)
     assert first.final is None and first.partial.exists() and first.done < first.total
@@ -91,7 +92,7 @@ def test_brute_force_resumes_and_ships_a_gzipped_cache(tiny_cache):
 
 @needs_gxx
 def test_wrong_answers_are_failed_configurations_not_a_crash(tmp_path, tiny):
-    from generator.cache_build import build_cache
+    from generator.live.cache_build import build_cache
 
     for f in ("matmul.cpp", "problem.toml"):
         shutil.copy(tiny.parent / f, tmp_path)
@@ -124,7 +125,7 @@ def test_live_oracle_measures_each_new_configuration_once(tiny, tiny_cache):
 
 @needs_gxx
 def test_live_evaluation_in_the_sandbox_scores_against_the_cache(tiny, tiny_cache):
-    from generator.live_eval import evaluate_live
+    from generator.evaluation.live_eval import evaluate_live
 
     result = evaluate_live(RANDOM, load_live_task(tiny), repeats=1, max_fevals=3, timeout_s=120)
     assert result.error is None and result.basis == "cache", result.summary()
@@ -135,7 +136,7 @@ def test_live_evaluation_in_the_sandbox_scores_against_the_cache(tiny, tiny_cach
 
 @needs_gxx
 def test_live_evaluation_without_a_cache_compares_with_random_search():
-    from generator.live_eval import evaluate_live
+    from generator.evaluation.live_eval import evaluate_live
 
     task = load_live_task(PROBLEMS / "matmul_c" / "problem.toml")
     assert not task.cached
@@ -148,7 +149,7 @@ def test_live_evaluation_without_a_cache_compares_with_random_search():
 
 @needs_gxx
 def test_live_evaluation_reports_a_broken_candidate(tiny, tiny_cache):
-    from generator.live_eval import evaluate_live
+    from generator.evaluation.live_eval import evaluate_live
 
     result = evaluate_live("class Broken:\n    def __call__(self, func, searchspace):\n        return 1 / 0\n",
                            load_live_task(tiny), repeats=1, max_fevals=2, timeout_s=60)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from generator.cli import main
-from generator.live_tasks import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
+from generator.tasks.live_entries import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = "live:matmul_c,fevals=3"  # the same text in every test: one live random-search baseline per process
@@ -22,7 +22,7 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not on P
 
 
 def _has_gpu() -> bool:
-    from generator.live import cuda_device_count
+    from generator.live.kernel import cuda_device_count
 
     return cuda_device_count()[0] > 0
 
@@ -90,10 +90,10 @@ def test_a_bad_live_entry_in_a_campaign_is_one_line_and_starts_nothing(tmp_path,
 
 
 def test_dask_asks_for_a_gpu_only_for_live_cuda_tasks():
-    from generator.dask_executor import job_resources
-    from generator.live import LiveTask
-    from generator.sandbox import Job
-    from generator.tasks import AnswerKey, Objective, SpaceSpec
+    from generator.evaluation.dask_executor import job_resources
+    from generator.live.tasks import LiveTask
+    from generator.sandbox.jobs import Job
+    from generator.tasks.cache import AnswerKey, Objective, SpaceSpec
 
     spec = SpaceSpec({"x": [1, 2]}, (), np.array([[0], [1]], dtype=np.int32))
     key = AnswerKey(np.full(2, np.nan), np.zeros(2, bool), np.zeros(2))
@@ -106,7 +106,7 @@ def test_dask_asks_for_a_gpu_only_for_live_cuda_tasks():
 
 
 def test_device_lock_excludes_other_threads_and_is_reentrant_in_one():
-    from generator.live import device_lock
+    from generator.live.kernel import device_lock
 
     key, inside, order = f"test-{time.time_ns()}", threading.Event(), []
 
@@ -155,9 +155,9 @@ def test_evaluate_cli_tunes_the_c_problem_live_in_the_sandbox(optimizer, tmp_pat
 
 @needs_gxx
 def test_a_cached_live_task_is_scored_with_a_finite_p(tmp_path):
-    from generator.cache_build import build_cache
-    from generator.evaluate import evaluate_source
-    from generator.live_tasks import load_live_entry
+    from generator.live.cache_build import build_cache
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.live.tasks import load_live_entry
 
     tiny = tmp_path / "tiny"
     tiny.mkdir()
@@ -190,8 +190,8 @@ def test_bench_runs_built_ins_live_and_refuses_simulation_only_ones_at_once(opti
 @needs_gxx
 def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
     from generator import sandbox
-    from generator.evaluate import evaluate_source
-    from generator.live_tasks import load_live_entry
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.live.tasks import load_live_entry
 
     [task] = load_live_entry(MATMUL)
     spans, original = [], sandbox.run_job
@@ -218,7 +218,7 @@ def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
 
 @needs_gxx
 def test_a_campaign_trains_on_a_live_task(tmp_path):
-    from generator.campaign import run_campaign
+    from generator.campaign.loop import run_campaign
 
     summary = run_campaign(_campaign(tmp_path, MATMUL), progress=False)
     scored = [c for c in summary.leaderboard if c.score is not None]

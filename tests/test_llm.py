@@ -5,7 +5,7 @@ import pytest
 from fake_llm_server import FakeLLMServer
 from generator.archive import Archive
 from generator.config import LLMConfig
-from generator.llm import CapReached, Exchange, LLMClient, StopCampaign
+from generator.llm.client import CapReached, Exchange, LLMClient, StopCampaign
 
 MSG = [{"role": "system", "content": "You write code."}, {"role": "user", "content": "## Task\nWrite code."}]
 FAKE_KEY = "sk-fake-0123456789abcdef"
@@ -119,7 +119,7 @@ def test_token_and_usd_caps_never_exceeded():
 
 def test_recorded_answer_is_reused_not_asked_again():
     old = Exchange(id="x0001", purpose="t", model="openai/gpt-4o-mini", messages=MSG, reply="kept", ref="c0001",
-                   prompt_hash=__import__("generator.llm", fromlist=["prompt_hash"]).prompt_hash(MSG))
+                   prompt_hash=__import__("generator.llm.client", fromlist=["prompt_hash"]).prompt_hash(MSG))
 
     def fail(**kw):
         raise AssertionError("the LLM must not be asked again")

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from generator.errors import TunesmithError
-from generator.problems import load_problem, load_problem_tasks
-from generator.tasks import load_tasks, valid_index_matrix
+from generator.tasks.problems import load_problem, load_problem_tasks
+from generator.tasks.cache import valid_index_matrix
+from generator.tasks.entries import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from generator.config import PromptsConfig
-from generator.prompts import ParentView, PromptBuilder, extract_reply, normalise_code
-from generator.tasks import AnswerKey, Objective, SpaceSpec, Task
+from generator.llm.prompts import ParentView, PromptBuilder, extract_reply, normalise_code
+from generator.tasks.cache import AnswerKey, Objective, SpaceSpec, Task
 
 CLASS = '''class Walk:
     hyperparameters = {}
@@ -61,7 +61,7 @@ def test_fix_and_new_parts(tiny_task):
 
 
 def test_statistics_computed_from_the_task(tiny_task, monkeypatch):
-    import generator.stats as stats
+    import generator.scoring.statistics as stats
 
     monkeypatch.setattr(stats, "_budget", lambda task: (10.0, 20))
     text = PromptBuilder([tiny_task], PromptsConfig()).messages("new")[1]["content"]

@@ -11,7 +11,7 @@ from run_fixture import XSS, build_run, write_hpo
 
 from generator.archive import Archive
 from generator.cli import main
-from generator.report import build_report, json_for_html
+from generator.review.report import build_report, json_for_html
 
 
 def _csp(html: str) -> str:

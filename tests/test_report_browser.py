@@ -11,7 +11,7 @@ import shutil
 import pytest
 from run_fixture import XSS, build_run, write_hpo
 
-from generator.report import build_report
+from generator.review.report import build_report
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 

@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from generator.evaluate import run_seed
-from generator.sandbox import Job, SandboxConfig, child_env, default_hidden_paths, interpreter_paths, run_job
-from generator.scoring import budget_for
+from generator.evaluation.evaluate import run_seed
+from generator.sandbox import run_job
+from generator.sandbox.jobs import Job, SandboxConfig, child_env, default_hidden_paths, interpreter_paths
+from generator.scoring.score import budget_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,8 +50,8 @@ def _job(task, source, repeats=2, class_name="Walk", kwargs=None, config=CONFIG)
 
 def test_trace_matches_in_process_runner(conv_task):
     """Honest code gets exactly the trace it would get in-process (bench's runner, same seeds)."""
-    from generator.runner import run_optimizer
-    from generator.space import SearchSpace
+    from generator.bench.runner import run_optimizer
+    from generator.tasks.space import SearchSpace
 
     outcome = run_job(_job(conv_task, WALK))
     assert outcome.error is None, outcome.error
@@ -188,9 +189,9 @@ class Fresh:
 
 NON_ROOT_SCRIPT = '''
 import json, sys
-from generator.evaluate import evaluate_source
-from generator.sandbox import SandboxConfig
-from generator.tasks import load_tasks
+from generator.evaluation.evaluate import evaluate_source
+from generator.sandbox.jobs import SandboxConfig
+from generator.tasks.entries import load_tasks
 
 task = load_tasks(sys.argv[1] + "/cachefiles/convolution_milo/A100.json.gz")  # hub layout: T1 restrictions
 peek = """
@@ -238,7 +239,7 @@ def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir):
     import tempfile
     from pathlib import Path
 
-    from generator.sandbox import PROJECT_ROOT
+    from generator.sandbox.jobs import PROJECT_ROOT
 
     if not (shutil.which("unshare") and shutil.which("setpriv")):
         pytest.skip("needs util-linux unshare and setpriv")
@@ -275,7 +276,7 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT):
     held = walk_fit["metadata"]["protections"]["held"]
     assert held["namespaces"] and held["network_namespace"] and held["hidden_paths"] and held["private_proc"]
     assert held["capabilities_dropped"] and held["unprivileged_user"] is False
-    from generator.evaluate import evaluate_source
+    from generator.evaluation.evaluate import evaluate_source
 
     as_root = evaluate_source(walk.read_text(), [conv_task], repeats=1, seed=0)
     assert walk_fit["score"] == pytest.approx(as_root.score, abs=1e-12)
@@ -284,7 +285,7 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT):
 
 
 def test_hosts_are_pooled_and_a_killed_one_is_not_reused(conv_task):
-    from generator import sandbox_host
+    from generator.sandbox import host as sandbox_host
 
     sandbox_host.close_pool()
     noop = "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
@@ -315,8 +316,8 @@ def test_runs_die_with_the_evaluating_process(hub_dir, tmp_path):
     script.write_text(f'''
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from generator.evaluate import evaluate_source
-from generator.tasks import load_tasks
+from generator.evaluation.evaluate import evaluate_source
+from generator.tasks.entries import load_tasks
 task = load_tasks({str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")!r})
 src = "import subprocess\\nclass S:\\n    def __call__(self, func, searchspace):\\n        subprocess.run(['sleep', '{token}'])\\n"
 print("started", flush=True)

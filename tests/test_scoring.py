@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
-from generator.oracle import Oracle, StopCriterionReached
-from generator.scoring import Budget, Trace, budget_for, score_basis, score_traces
-from generator.space import SearchSpace
+from generator.scoring.oracle import Oracle, StopCriterionReached
+from generator.scoring.score import Budget, Trace, budget_for, score_basis, score_traces
+from generator.tasks.space import SearchSpace
 
 T4_KEYS = ["compilation", "runtimes", "framework", "search_algorithm", "validation"]
 
@@ -234,7 +234,7 @@ def test_trace_roundtrip_and_validation():
 def test_isotonic_fast_path_equals_sklearn():
     from sklearn.isotonic import IsotonicRegression
 
-    from generator.scoring import _isotonic
+    from generator.scoring.score import _isotonic
 
     rng = np.random.default_rng(0)
     x = np.cumsum(rng.uniform(0.1, 2, 50))
@@ -249,7 +249,7 @@ def test_isotonic_fast_path_equals_sklearn():
 
 def test_higher_is_better_objective(hub_dir):
     """GFLOP/s (maximise): best-first scores 1, random search about 0."""
-    from generator.tasks import Objective, load_cache_task, read_t1_restrictions
+    from generator.tasks.cache import Objective, load_cache_task, read_t1_restrictions
 
     task = load_cache_task(hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz",
                            read_t1_restrictions(hub_dir / "kernels" / "convolution_milo.json"),
@@ -265,7 +265,7 @@ def test_higher_is_better_objective(hub_dir):
 
 
 def _tiny_task(values):
-    from generator.tasks import AnswerKey, Objective, SpaceSpec, Task
+    from generator.tasks.cache import AnswerKey, Objective, SpaceSpec, Task
 
     n = len(values)
     spec = SpaceSpec({"x": list(range(n))}, (), np.arange(n, dtype=np.int32).reshape(-1, 1))

@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
-from generator.space import NEIGHBOR_METHODS, SearchSpace
-from generator.tasks import SpaceSpec
+from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace
+from generator.tasks.cache import SpaceSpec
 
 
 @pytest.fixture(scope="module", params=["convolution_milo/A100", "dedispersion_milo/A100"])
@@ -95,7 +95,7 @@ def test_run_space_partial_neighbour_cache_matches_kernel_tuner(pair):
     """RunSpace (Kernel Tuner's Searchspace surface per run) remembers neighbours as Kernel Tuner does."""
     from kernel_tuner.searchspace import Searchspace
 
-    from generator.ktspace import RunSpace
+    from generator.bench.ktspace import RunSpace
 
     ours, kt_built = pair
     kt = Searchspace(ours.tune_params, list(ours.spec.restrictions), 1024)  # fresh: its caches start empty

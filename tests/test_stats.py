@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import generator.stats as stats
-from generator.tasks import AnswerKey, Objective, SpaceSpec, Task
+import generator.scoring.statistics as stats
+from generator.tasks.cache import AnswerKey, Objective, SpaceSpec, Task
 
 
 def _task(values, higher=False):

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import generator  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
-import generator.synth
-from generator.synth.compose import PLAIN, SLOT_OPTIONS, Composition, class_name, read_composition, render
-from generator.synth.operators import SAFE, SIMPLER
-from generator.synth.parse import parse_prompt
-from generator.synth.provider import synthesize
+import generator.llm.synth
+from generator.llm.synth.compose import PLAIN, SLOT_OPTIONS, Composition, class_name, read_composition, render
+from generator.llm.synth.operators import SAFE, SIMPLER
+from generator.llm.synth.parse import parse_prompt
+from generator.llm.synth.provider import synthesize
 
 STATS = """## Search-space statistics
 
@@ -72,8 +72,8 @@ BASE = Composition("trajectory", {"init": "spread", "neighbourhood": "Hamming", 
 def test_litellm_completion_answers_with_code_tokens_and_zero_cost():
     import litellm
 
-    generator.synth.register()
-    generator.synth.register()  # idempotent: one entry, other providers untouched
+    generator.llm.synth.register()
+    generator.llm.synth.register()  # idempotent: one entry, other providers untouched
     assert sum(1 for p in litellm.custom_provider_map if p["provider"] == "synth") == 1
     r = litellm.completion(model="synth/components", messages=[{"role": "user", "content": prompt("new")}], seed=3)
     text = r.choices[0].message.content
@@ -88,7 +88,7 @@ def test_litellm_completion_answers_with_code_tokens_and_zero_cost():
 
 def test_campaign_llm_client_records_zero_cost():
     from generator.config import LLMConfig
-    from generator.llm import LLMClient
+    from generator.llm.client import LLMClient
 
     client = LLMClient(LLMConfig(model="synth/components", seed=1))
     ex = client.complete([{"role": "user", "content": prompt("new")}], purpose="test")
@@ -99,13 +99,13 @@ def test_campaign_llm_client_records_zero_cost():
 def test_unknown_synth_model_is_an_error():
     import litellm
 
-    generator.synth.register()
+    generator.llm.synth.register()
     with pytest.raises(Exception, match="synth/components"):
         litellm.completion(model="synth/other", messages=[{"role": "user", "content": "x"}])
 
 
 def test_same_prompt_twice_through_provider_gives_two_designs():
-    from generator.synth.provider import SynthLLM
+    from generator.llm.synth.provider import SynthLLM
 
     import litellm
 
@@ -227,7 +227,7 @@ def test_new_differs_from_existing_algorithms():
 def test_chains_of_operators_keep_writing_valid_optimizers():
     import random
 
-    from generator.checks import check_source
+    from generator.sandbox.checks import check_source
 
     rng = random.Random(0)
     for chain in range(10):
@@ -264,7 +264,7 @@ def test_compositions_cover_every_component():
 
 
 def test_sources_are_well_formed_and_honest():
-    from generator.checks import check_source
+    from generator.sandbox.checks import check_source
 
     for comp in covering_compositions(30):
         name, _, source = render(comp, ["a reason"], ["a note with \"\"\" quotes"])
@@ -276,9 +276,9 @@ def test_sources_are_well_formed_and_honest():
 
 
 def test_thirty_compositions_run_on_a_hub_task(hub_tasks):
-    from generator.oracle import Oracle
-    from generator.scoring import Budget
-    from generator.space import SearchSpace
+    from generator.scoring.oracle import Oracle
+    from generator.scoring.score import Budget
+    from generator.tasks.space import SearchSpace
 
     task = next(t for t in hub_tasks if t.name == "convolution_milo/MI250X")
     space = SearchSpace(task.space)
@@ -296,8 +296,8 @@ def test_thirty_compositions_run_on_a_hub_task(hub_tasks):
 
 
 def test_optimizers_stop_when_the_space_is_exhausted():
-    from generator.space import SearchSpace
-    from generator.tasks import SpaceSpec
+    from generator.tasks.space import SearchSpace
+    from generator.tasks.cache import SpaceSpec
 
     valid = np.array([(a, b) for a in range(3) for b in range(4) if (a + b) % 3], dtype=np.int32)
     spec = SpaceSpec({"x": [1, 2, 3], "y": [10, 20, 30, 40]}, (), valid)
@@ -317,9 +317,9 @@ def test_optimizers_stop_when_the_space_is_exhausted():
 
 
 def test_quickstart_prompt_reply_is_extracted_and_passes_checks(hub_dir):
-    from generator.campaign import render_prompt
-    from generator.checks import check_source
-    from generator.prompts import extract_reply
+    from generator.campaign.loop import render_prompt
+    from generator.sandbox.checks import check_source
+    from generator.llm.prompts import extract_reply
 
     messages = render_prompt("campaigns/quickstart.toml", "new")
     reply = extract_reply(synthesize("\n\n".join(m["content"] for m in messages), seed=1))

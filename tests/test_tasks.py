@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from generator.errors import TunesmithError
-from generator.restrictions import _valid_python, compile_restrictions, valid_indices
-from generator.tasks import TaskError, load_cache_task, load_tasks, read_t1_restrictions
+from generator.tasks.restrictions import _valid_python, compile_restrictions, valid_indices
+from generator.tasks.cache import TaskError, load_cache_task, read_t1_restrictions
+from generator.tasks.entries import load_tasks
 
 TUNE = {"bx": [16, 32, 64], "ty": [1, 2]}
 

@@ -6,7 +6,7 @@ import numpy as np
 
 class ImportProjectCache:
     def __call__(self, func, searchspace):
-        from generator.tasks import load_tasks
+        from generator.tasks.entries import load_tasks
 
         for root in ("@@HUB@@", "@@PROJECT@@/../shared/data/benchmark_hub"):
             try:

@@ -1,0 +1,351 @@
+"""A campaign end to end: config -> tasks -> prompts -> LLM -> evaluation -> archive, with resume.
+
+`run_campaign(config_path)` starts (or continues) the run in `output.run_dir`; `resume(run_dir)`
+continues from the configuration stored there. Resume replays the deterministic loop: candidates
+already in the archive are returned from it, an exchange already answered for a candidate is
+reused, and only the rest is asked and evaluated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.archive import Archive, Candidate
+from generator.config import CampaignConfig, ConfigError, blocking_changes, load_config, parse_config
+from generator.errors import TunesmithError
+from generator.campaign.evolution import Evolution, Plan
+from generator.llm.client import LLMClient, StopCampaign, Usage
+from generator.llm.prompts import ParentView, extract_reply, normalise_code
+from generator.tasks.entries import load_task_set, resolve_paths
+import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
+
+
+@dataclass
+class Summary:
+    """How a campaign ended."""
+
+    run_dir: Path
+    state: str  # finished | stopped
+    reason: str
+    candidates: int
+    budget: int
+    usage: dict
+    leaderboard: list[Candidate] = field(default_factory=list)
+    best_file: Path | None = None
+    model: str = ""
+
+
+class Campaign:
+    """One run: owns the archive, the LLM client, the prompt builder and the evaluator."""
+
+    def __init__(self, cfg: CampaignConfig, archive: Archive, evaluate=None, completion=None, progress: bool = True):
+        from generator.llm.prompts import PromptBuilder
+
+        self.cfg = cfg
+        self.archive = archive
+        archive.prepare_append()
+        self.done = {c.id: c for c in archive.candidates()}
+        exchanges = archive.exchanges()
+        usage = Usage()
+        for ex in exchanges:
+            usage.add(ex)
+        self.llm = LLMClient(cfg.llm, on_exchange=archive.append_exchange, recorded=exchanges, usage=usage,
+                             completion=completion, first_id=len(exchanges) + 1)
+        self.train = load_task_set(cfg.tasks.train, cfg.tasks)
+        self.prompts = PromptBuilder(self.train, cfg.prompts)
+        self._evaluate = evaluate
+        self.progress = progress
+        self.by_hash: dict[str, Candidate] = {}
+        self.made: list[Candidate] = []
+        self._fresh_llm_errors = 0
+        self._bar = self._eval_bar = None
+        self._executor = None
+        self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
+
+    # -- one candidate ---------------------------------------------------------------------
+    def produce(self, plan: Plan) -> Candidate:
+        """Make (or, on resume, recall) the candidate that `plan` asks for."""
+        cand = self.done.get(plan.id)
+        if cand is not None:
+            if cand.operator != plan.operator or cand.parent_ids != [p.id for p in plan.parents]:
+                raise TunesmithError(f"{self.archive.run_dir}: recorded {cand.id} was made by {cand.operator}"
+                                     f"{cand.parent_ids} but the loop now asks for {plan.operator}"
+                                     f"{[p.id for p in plan.parents]}; the run's config or code changed, "
+                                     "start a new run directory")
+        else:
+            cand = self._make(plan)
+            self.archive.append_candidate(cand)
+            if self._fresh_llm_errors >= self.cfg.llm.max_consecutive_errors:
+                self.made.append(cand)
+                raise StopCampaign(f"llm ({self.cfg.llm.model}): {self._fresh_llm_errors} calls in a row failed, "
+                                   f"last: {cand.error['message']}; check the server and resume the run")
+        if cand.code_hash and not cand.duplicate_of:
+            self.by_hash.setdefault(cand.code_hash, cand)
+        self.made.append(cand)
+        self._tick(cand)
+        self._write_status("running")
+        return cand
+
+    def _make(self, plan: Plan) -> Candidate:
+        cand = Candidate(id=plan.id, generation=plan.generation, operator=plan.operator,
+                         parent_ids=[p.id for p in plan.parents], created=time.time())
+        messages = self.prompts.messages(plan.operator, parents=[self._view(p) for p in plan.parents],
+                                         error=plan.parents[0].error if plan.operator == "fix" else None,
+                                         existing=self._existing() if plan.operator == "new" else ())
+        seed = None if self.cfg.llm.seed is None else self.cfg.llm.seed + int(plan.id[1:])
+        ex = self.llm.complete(messages, purpose=f"generate:{plan.operator}", ref=plan.id, seed=seed)
+        cand.exchange_id, cand.timings["llm_s"] = ex.id, round(ex.latency_s, 3)
+        if not ex.ok:
+            # Only fresh failures count towards stopping: failures replayed on resume must not
+            # stop the run again at the same place.
+            self._fresh_llm_errors += 1
+            cand.error = {"kind": "llm", "message": ex.error, "traceback": None, "line": None}
+            return cand
+        self._fresh_llm_errors = 0
+        reply = extract_reply(ex.reply)
+        cand.description = reply.description
+        if reply.code is None:
+            why = "empty reply" if not (ex.reply or "").strip() else "the reply holds no Python code"
+            cand.error = {"kind": "no_code", "message": why, "traceback": None, "line": None}
+            return cand
+        cand.code_path = self.archive.write_code(plan.id, reply.code)
+        cand.code_hash = hashlib.sha256(normalise_code(reply.code).encode()).hexdigest()[:16]
+        twin = self.by_hash.get(cand.code_hash)
+        if twin is not None:  # the same algorithm again: same fitness, no second evaluation
+            cand.duplicate_of, cand.fitness, cand.error = twin.id, twin.fitness, twin.error
+            return cand
+        start = time.monotonic()
+        fitness = self.evaluate(reply.code)
+        cand.timings["eval_s"] = round(time.monotonic() - start, 3)
+        if self._eval_bar is not None:
+            self._eval_bar.update(len(self.train) * self.cfg.evaluation.repeats)
+        cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
+        cand.error = (cand.fitness or {}).get("error")
+        return cand
+
+    def evaluate(self, code: str):
+        """Fitness of a candidate's code on the training tasks (sandboxed; static checks first)."""
+        ev = self.cfg.evaluation
+        seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
+        if self._evaluate is not None:
+            return self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers)
+        from generator.evaluation.evaluate import evaluate_source
+
+        if self._executor is None and (ev.workers > 1 or ev.executor != "local"):
+            from generator.evaluation.executors import get_executor
+
+            self._executor = get_executor(ev.executor, ev.workers)  # one pool for the whole campaign
+        return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
+                               workers=ev.workers, executor=self._executor, seeds=self.seeds(seed))
+
+    def seeds(self, seed: int):
+        """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""
+        if not self.cfg.llm_guided.seed_rounds:
+            return None
+        if self._seeds is None:
+            from generator.guided.run import campaign_seeds
+
+            self._seeds = campaign_seeds(self.train, self.cfg.evaluation.repeats, seed, self.llm,
+                                         self.cfg.llm_guided, self.cfg.prompts)
+        return self._seeds
+
+    def _view(self, c: Candidate) -> ParentView:
+        return ParentView(c.id, c.score, self.archive.code(c) or "", c.description, c.per_task)
+
+    def _existing(self) -> list[ParentView]:
+        ok = sorted((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: -c.score)
+        return [ParentView(c.id, c.score, "", c.description) for c in ok[: self.cfg.prompts.max_existing]]
+
+    # -- progress and status -----------------------------------------------------------------
+    def _tick(self, cand: Candidate) -> None:
+        if self._bar is None:
+            return
+        best = max((c.score for c in self.made if c.ok), default=None)
+        self._bar.update(1)
+        self._bar.set_postfix_str(f"best={best:.3f}" if best is not None else "best=-")
+
+    def _write_status(self, state: str, reason: str = "") -> None:
+        best = max((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: c.score, default=None)
+        self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.made),
+                                   "budget": self.cfg.evolution.budget, "usage": self.llm.usage.to_dict(),
+                                   "best": best.id if best else None})
+
+    def run(self) -> Summary:
+        """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly."""
+        from tqdm import tqdm
+
+        evo = Evolution(self.cfg.evolution, self.produce,
+                        on_generation=lambda g, pop: self._on_generation(g, pop))
+        self._bar = tqdm(total=self.cfg.evolution.budget, desc="candidates", unit="cand", file=sys.stderr,
+                         disable=not self.progress, dynamic_ncols=True, position=0)
+        # sandbox runs (task x repeat) of the candidates evaluated in this session
+        self._eval_bar = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=not self.progress,
+                              dynamic_ncols=True, position=1)
+        state, reason = "finished", f"budget of {self.cfg.evolution.budget} candidates spent"
+        if self.done and self.progress:
+            print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
+                  "scores are reused", file=sys.stderr)
+        try:
+            evo.run()
+        except StopCampaign as exc:
+            state, reason = "stopped", str(exc)
+        except KeyboardInterrupt:
+            self._write_status("stopped", "interrupted (Ctrl-C)")
+            raise
+        except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
+            self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+            raise
+        finally:
+            self._eval_bar.close()
+            self._bar.close()
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
+        self._write_status(state, reason)
+        if state == "finished":
+            self._hpo_stage()
+        return self.summary(state, reason)
+
+    def _hpo_stage(self) -> None:
+        """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
+        from generator.tuning.hpo import campaign_stage, format_result
+
+        for result in campaign_stage(self.archive.run_dir, progress=self.progress):
+            print(format_result(result), file=sys.stderr)
+
+    def _on_generation(self, generation: int, population: list[Candidate]) -> None:
+        recorded = {g["generation"] for g in self.archive.generations()}
+        if generation not in recorded:
+            self.archive.append_generation(generation, [c.id for c in population])
+
+    def summary(self, state: str, reason: str) -> Summary:
+        board = self.archive.best(10)
+        best_file = self.archive.code_file(board[0]) if board else None
+        return Summary(self.archive.run_dir, state, reason, len(self.made), self.cfg.evolution.budget,
+                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model)
+
+
+def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | None) -> Archive:
+    run_dir = Path(cfg.output.run_dir)
+    if Archive.exists(run_dir):
+        archive = Archive.open(run_dir)
+        changed = blocking_changes(archive.config, resolved)
+        if changed:
+            raise ConfigError(f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
+                              "use `tunesmith resume` to continue it, or set another output.run_dir")
+        return archive
+    text = config_path.read_text() if config_path else ""
+    return Archive.create(run_dir, resolved, text, cfg.name)
+
+
+def run_campaign(config_path, run_dir: str | None = None, budget: int | None = None, progress: bool = True,
+                 evaluate=None, completion=None, executor: str | None = None) -> Summary:
+    """Start the campaign of a TOML file, or continue it if its run directory already holds it."""
+    config_path = Path(config_path)
+    cfg = load_config(config_path)
+    if run_dir:
+        cfg.output.run_dir = run_dir
+    if budget:
+        cfg.evolution.budget = budget
+    if executor:  # e.g. the same campaign on a Dask cluster: `--executor dask://HOST:PORT`
+        from generator.evaluation.dask_executor import checked_url
+
+        cfg.evaluation.executor = checked_url(executor)
+    cfg, resolved = resolve_paths(cfg, config_path.parent)
+    archive = _open_or_create(cfg, resolved, config_path)
+    return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+
+
+def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
+           executor: str | None = None) -> Summary:
+    """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
+    archive = Archive.open(run_dir)
+    data = archive.config
+    data["output"]["run_dir"] = str(run_dir)
+    if budget:
+        data["evolution"]["budget"] = budget
+    if executor:
+        data.setdefault("evaluation", {})["executor"] = executor
+    cfg = parse_config(data, str(Path(run_dir) / "config.json"))
+    return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+
+
+def render_prompt(config_path, operator: str = "new") -> list[dict]:
+    """The messages the campaign's first prompt of `operator` would send (parents shown as placeholders)."""
+    from generator.llm.prompts import PromptBuilder
+
+    cfg = load_config(config_path)
+    cfg, _ = resolve_paths(cfg, Path(config_path).parent)
+    builder = PromptBuilder(load_task_set(cfg.tasks.train, cfg.tasks), cfg.prompts)
+    example = ("class RandomSearch:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n"
+               "        self.budget = budget\n\n    def __call__(self, func, searchspace):\n"
+               "        for config in searchspace.get_random_sample(10**9):\n            func(config)\n")
+    parent = ParentView("c0001", None if operator == "fix" else 0.0, example, "Random search (example parent)")
+    error = {"kind": "runtime", "message": "ZeroDivisionError: division by zero (example)", "line": 8}
+    if operator == "new":
+        return builder.messages("new", existing=[parent])
+    return builder.messages(operator, parents=[parent], error=error if operator == "fix" else None)
+
+
+# ---------------------------------------------------------------- printing
+
+def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
+    if not board:
+        return ["  (no working candidate yet)"]
+    tasks = list(board[0].per_task)
+    lines = [f"  {'rank':>4} {'id':6} {'score':>7}  " + "  ".join(f"{t[:22]:>22}" for t in tasks) + "  operator  description"]
+    for rank, c in enumerate(board[:k], 1):
+        per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
+        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {c.description[:60]}")
+    return lines
+
+
+def _usage_line(usage: dict, model: str) -> str:
+    # the offline synthesizer answers through the LLM path but is no LLM, and the report says so
+    who = "offline synthesizer (no LLM)" if model.startswith("synth/") else f"LLM {model}"
+    return (f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
+            f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
+            f"{usage.get('cost_usd', 0.0):.4f} USD")
+
+
+def format_summary(s: Summary) -> str:
+    """The end-of-campaign report: state, leaderboard, best file, cost and tokens."""
+    lines = [f"campaign {s.state}: {s.reason}", f"run directory: {s.run_dir}",
+             f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
+    lines += _leaderboard_lines(s.leaderboard)
+    lines.append(f"best candidate: {s.best_file}" if s.best_file else "best candidate: none")
+    lines.append(_usage_line(s.usage, s.model))
+    if s.state != "finished":
+        lines.append(f"to continue: tunesmith resume {s.run_dir}")
+    return "\n".join(lines)
+
+
+def format_status(run_dir, k: int = 10) -> str:
+    """`tunesmith status`: state, budget used, failures, leaderboard, LLM usage of a run directory."""
+    archive = Archive.open(run_dir)
+    cands = archive.candidates()
+    status = archive.status()
+    budget = status.get("budget") or archive.config.get("evolution", {}).get("budget")
+    failed = [c for c in cands if c.error]
+    kinds: dict[str, int] = {}
+    for c in failed:
+        kinds[c.error.get("kind", "?")] = kinds.get(c.error.get("kind", "?"), 0) + 1
+    dupes = sum(1 for c in cands if c.duplicate_of)
+    usage = Usage()
+    for ex in archive.exchanges():
+        usage.add(ex)
+    lines = [f"run: {archive.run_dir} ({archive.config.get('name', '')})",
+             f"state: {status.get('state', 'unknown')}" + (f" -- {status['reason']}" if status.get("reason") else ""),
+             f"candidates: {len(cands)} of {budget} generated, {len(failed)} failed"
+             + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
+             + f", {dupes} duplicates, {len(archive.generations())} generations done",
+             _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")), "leaderboard (mean P over training tasks):"]
+    board = archive.best(k)
+    lines += _leaderboard_lines(board, k)
+    if board:
+        lines.append(f"best candidate: {archive.code_file(board[0])}")
+    return "\n".join(lines)

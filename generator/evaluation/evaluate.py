@@ -1,0 +1,269 @@
+"""Candidate source x tasks x repeats -> Fitness: static checks, sandboxed runs, score P from traces.
+
+The runs of one evaluation are cut into at most `workers` contiguous chunks, one sandbox host
+process each (the host imports numpy once and forks a fresh process per run). The seed of a
+run depends only on (seed, repeat), so the result does not depend on `workers`.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_EXCEPTION, wait
+
+import numpy as np
+
+from generator.sandbox.checks import check_source, inspect_source
+from generator.errors import TunesmithError
+from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
+from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
+from generator.tasks.cache import Task
+from generator.evaluation.runs import init_kwargs, run_seed  # noqa: F401  (also imported from here)
+import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
+
+__all__ = ["evaluate_source", "check_source", "Fitness", "TaskFitness", "CandidateError", "run_seed"]
+
+
+def plan_jobs(runs: list[tuple[int, int, int]], workers: int) -> list[list[tuple[int, int, int]]]:
+    """Cut the runs (ordered by task, then repeat) into at most `workers` contiguous chunks."""
+    n = max(1, min(int(workers), len(runs)))
+    bounds = np.linspace(0, len(runs), n + 1).round().astype(int)
+    return [runs[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int = 0, timeout_s: float = 30.0,
+                    hyperparameters: dict | None = None, workers: int = 1, *, executor=None,
+                    config: SandboxConfig | None = None, seeds: dict | None = None) -> Fitness:
+    """Score a candidate's source on tasks x repeats in the sandbox (Fitness.error says why not).
+
+    `seeds` ((task index, repeat) -> generator.scoring.seeding.SeedRun) makes hybrid runs: those rows are
+    charged first and the candidate's random samples start with them (see generator.guided.run)."""
+    from generator.scoring.score import budget_for
+
+    start = time.monotonic()
+    if repeats < 1 or not tasks:
+        raise TunesmithError("evaluate: need at least one task and repeats >= 1")
+    found = inspect_source(source)
+    if isinstance(found, CandidateError):
+        return Fitness(None, {}, time.monotonic() - start, found, {"seed": seed, "repeats": repeats})
+    budgets = [budget_for(t) for t in tasks]
+    config = config or SandboxConfig(timeout_s=float(timeout_s))
+    runs = [(ti, r, run_seed(seed, r)) for ti in range(len(tasks)) for r in range(repeats)]
+    live = {ti for ti, t in enumerate(tasks) if _is_live(t)}
+    # a cluster: one chunk per slot; live runs all go to one job, run one after another (one device)
+    chunks = plan_jobs([r for r in runs if r[0] not in live], max(workers, getattr(executor, "slots", 0)))
+    jobs = []
+    for chunk in chunks:
+        kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
+        jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, seeds=seeds or {}))
+    if live:
+        from generator.live.tasks import make_oracle
+
+        chunk = [r for r in runs if r[0] in live]
+        kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
+        jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, oracle_factory=make_oracle))
+    outcomes = _run_jobs(jobs, workers, executor)
+    fitness = _aggregate(tasks, repeats, outcomes, seed)
+    fitness.wall_s = time.monotonic() - start
+    fitness.metadata.update({"seed": seed, "repeats": repeats, "timeout_s": config.timeout_s,
+                             "workers": len(jobs), "class_name": found.class_name,
+                             "hyperparameters": jobs[0].init_kwargs})
+    return fitness
+
+
+def _is_live(task: Task) -> bool:
+    """A task measured for real on a device (generator.live.tasks.LiveTask)."""
+    return bool(task.info.get("live")) and getattr(task, "problem", None) is not None
+
+
+def _runner(job: Job):
+    """run_job, or for live tasks run_live_job (holds the device for the whole job)."""
+    if job.oracle_factory is None:
+        return run_job
+    from generator.live.tasks import run_live_job
+
+    return run_live_job
+
+
+def _run_jobs(jobs: list[Job], workers: int, executor) -> list[JobOutcome | None]:
+    """Run the jobs; once one fails, the ones not yet started are cancelled (the candidate failed)."""
+    if len(jobs) == 1 and executor is None:
+        return [_runner(jobs[0])(jobs[0])]
+    from generator.evaluation.executors import get_executor
+
+    own = executor is None
+    ex = executor or get_executor(None, workers)
+    try:
+        futures = [ex.submit(_runner(job), job) for job in jobs]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            if any(f.exception() is not None or f.result().error is not None for f in done):
+                for f in pending:
+                    f.cancel()
+                wait(pending)
+                break
+        return [None if f.cancelled() else _outcome(f) for f in futures]
+    finally:
+        if own:
+            ex.shutdown(wait=True)
+
+
+def _outcome(future) -> JobOutcome:
+    """A job's outcome; a job the executor lost (its Dask workers kept dying) failed as 'killed'."""
+    from generator.evaluation.dask_executor import WorkerLost
+
+    if isinstance(future.exception(), WorkerLost):
+        return JobOutcome([], CandidateError("killed", str(future.exception())), "", 0.0)
+    return future.result()
+
+
+def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None], seed: int = 0) -> Fitness:
+    from generator.scoring.score import score_traces
+
+    error = next((o.error for o in outcomes if o is not None and o.error is not None), None)
+    runs = [r for o in outcomes if o is not None for r in o.runs]
+    meta = {"protections": merge_protections([r.protections for r in runs])}
+    if error is not None:
+        out = next((o.output for o in outcomes if o is not None and o.error is not None), "")
+        meta["output"] = out[-4000:]
+        return Fitness(None, {}, 0.0, error, meta)
+    per_task = {}
+    for ti, task in enumerate(tasks):
+        mine = sorted((r for r in runs if r.task == ti), key=lambda r: r.repeat)
+        traces = [r.trace for r in mine]
+        if _is_live(task):  # scored against its measured cache, or else against live random search
+            from generator.evaluation.live_eval import score_live
+
+            ts = score_live(task, traces, seed)
+        else:
+            ts = score_traces(task, traces)
+        per_task[task.name] = TaskFitness(
+            score=ts.score, std=ts.std, fevals=float(np.mean([t.fevals for t in traces])),
+            unique=float(np.mean([t.rows.size for t in traces])), per_repeat=tuple(ts.per_repeat),
+            wall_s=float(sum(r.wall_s for r in mine)))
+    score = float(np.mean([tf.score for tf in per_task.values()]))
+    return Fitness(score, per_task, 0.0, None, meta)
+
+
+def merge_protections(records: list[dict]) -> dict:
+    """A wall counts as held only if it held in every run; notes are kept once each."""
+    held: dict[str, bool] = {}
+    notes: list[str] = []
+    for rec in records:
+        for name, ok in (rec.get("held") or {}).items():
+            held[name] = held.get(name, True) and bool(ok)
+        for note in rec.get("notes") or []:
+            if note not in notes and len(notes) < 20:
+                notes.append(note)
+    return {"held": held, "notes": notes}
+
+
+# ------------------------------------------------------------------------- the CLI's helpers
+
+
+def load_task_paths(paths: list[str], only: list[str] | None = None) -> list[Task]:
+    """Tasks from hub directories / cache files, optionally those whose name contains a filter."""
+    from generator.tasks.entries import load_tasks
+
+    tasks = [t for p in paths for t in load_tasks(p)]
+    if only:
+        tasks = [t for t in tasks if any(o in t.name for o in only)]
+        if not tasks:
+            raise TunesmithError(f"--task {only}: no task name matches; names look like 'convolution_milo/A100'")
+    return tasks
+
+
+def parse_hp_args(items: list[str]) -> dict:
+    """NAME=VALUE pairs (VALUE as JSON when it parses, else a string)."""
+    import json
+
+    out = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise TunesmithError(f"--hp {item!r}: expected NAME=VALUE, e.g. --hp pop_size=16")
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    return out
+
+
+def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = None, *, repeats: int = 10,
+                  seed: int = 0, timeout_s: float = 30.0, workers: int = 1, hp_args=(),
+                  executor: str | None = None) -> tuple[str, Fitness]:
+    """Evaluate an optimizer file; returns (strategy name = the path as given, as `bench` names it; Fitness)."""
+    from pathlib import Path
+
+    file = Path(path)
+    try:
+        source = file.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TunesmithError(f"{path}: cannot read the optimizer file ({exc}); give a Python source file") from None
+    tasks = load_task_paths(task_paths, only)
+    hyperparameters = parse_hp_args(list(hp_args)) or None
+    ex = None
+    if executor and executor != "local":  # e.g. dask-local or dask://HOST:PORT
+        from generator.evaluation.executors import get_executor
+
+        ex = get_executor(executor, workers)
+    try:
+        fitness = evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
+                                  hyperparameters=hyperparameters, workers=workers, executor=ex)
+    finally:
+        if ex is not None:
+            ex.shutdown(wait=True)
+    return str(path), fitness
+
+
+def fitness_json(name: str, fitness: Fitness) -> dict:
+    """The `bench` JSON shape for one strategy, plus "error" when it failed and the full Fitness."""
+    entry = {"score": fitness.score,
+             "per_task": {t: {"score": tf.score, "std": tf.std, "unique_evals": tf.unique, "fevals": tf.fevals}
+                          for t, tf in fitness.per_task.items()},
+             "wall_s": round(fitness.wall_s, 3)}
+    doc = {"results": {name: entry}, "fitness": fitness.to_dict()}
+    if fitness.error is not None:
+        entry["error"] = doc["error"] = fitness.error.to_dict()
+    return doc
+
+
+def write_json(path: str, name: str, fitness: Fitness) -> None:
+    import json
+    from pathlib import Path
+
+    Path(path).write_text(json.dumps(fitness_json(name, fitness), indent=2) + "\n")
+
+
+def format_fitness(name: str, fitness: Fitness) -> str:
+    """A short table: P per task (std over repeats, fevals per run), the mean, or the error."""
+    if fitness.error is not None:
+        e = fitness.error
+        lines = [f"{name}: FAILED ({e.kind}) {e.message}"]
+        if e.lineno:
+            lines.append(f"  line {e.lineno}: {e.line}")
+        if e.task:
+            lines.append(f"  on task {e.task}, repeat {e.repeat}")
+        if e.traceback:
+            lines += ["  " + ln for ln in e.traceback.splitlines()[-6:]]
+        return "\n".join(lines)
+    width = max(len(t) for t in fitness.per_task)
+    lines = [f"{'task':<{width}}  {'P':>7}  {'std':>6}  {'fevals':>7}"]
+    for t, tf in fitness.per_task.items():
+        lines.append(f"{t:<{width}}  {tf.score:7.3f}  {tf.std:6.3f}  {tf.fevals:7.0f}")
+    held = fitness.metadata.get("protections", {}).get("held", {})
+    lines.append(f"{name}: mean P = {fitness.score:.3f} ({fitness.metadata.get('repeats')} repeats, "
+                 f"{fitness.wall_s:.1f} s; walls held: {sum(map(bool, held.values()))}/{len(held)})")
+    missing = weak_walls(held)
+    if missing:
+        lines.append(f"warning: sandbox walls that did not hold here: {', '.join(missing)} "
+                     "(see README 'Security model'; run as root in a container for all of them)")
+    return "\n".join(lines)
+
+
+MAIN_WALLS = ("network_namespace", "mount_namespace", "hidden_paths", "private_proc", "unprivileged_user")
+
+
+def weak_walls(held: dict) -> list[str]:
+    """The main walls that did not hold in some run (an empty list when all did)."""
+    return [w for w in MAIN_WALLS if held and not held.get(w, False)]

@@ -1,0 +1,314 @@
+"""LLM calls through litellm: retries, token and cost accounting, hard caps, record and replay.
+
+`LLMClient.complete(messages, purpose, ref)` returns an `Exchange`: the prompt, the reply (or the
+error), tokens, cost and latency. Every exchange goes to `on_exchange` (the archive) before the
+caller sees it. Any litellm model string works (`openai/gpt-4o-mini`, `anthropic/...`,
+`ollama/...`, `openai/<name>` with `api_base` for vLLM or any OpenAI-compatible server);
+`synth/components` is the offline synthesizer; `replay/RUN_DIR` re-serves the exchanges of an
+earlier run in order. API keys are read by litellm from the environment and never recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Callable
+
+from generator.errors import TunesmithError
+from generator.jsonl import read_lines
+
+# litellm exception classes worth another try: the provider is busy, down or slow. Anything else
+# (bad key, unknown model, prompt too long) will fail again the same way, so it stops the campaign.
+RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
+             "APIConnectionError", "Timeout", "APIError")
+
+
+def _retryable(litellm, exc: Exception) -> bool:
+    return isinstance(exc, tuple(getattr(litellm, n) for n in RETRYABLE)) and not isinstance(exc, litellm.BadRequestError)
+
+
+class StopCampaign(TunesmithError):
+    """The campaign must stop cleanly (a cap is reached, the LLM refuses us, the replay ran out)."""
+
+
+class CapReached(StopCampaign):
+    """A token, cost or call cap of [llm.caps] would be exceeded by the next call."""
+
+
+@dataclass
+class Exchange:
+    """One LLM call as recorded in the run directory."""
+
+    id: str
+    purpose: str  # e.g. "generate:refine", "llm_guided"
+    model: str
+    messages: list[dict]
+    reply: str | None = None
+    ref: str | None = None  # the candidate (or other object) this call served
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    attempts: int = 1
+    error: str | None = None  # "ErrorClass: message" when no reply came
+    fatal: bool = False  # the error stopped the campaign (not retryable)
+    finish_reason: str | None = None
+    prompt_hash: str = ""
+    created: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.reply is not None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Exchange":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Usage:
+    """What the campaign has spent on LLM calls so far."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, ex: Exchange) -> None:
+        self.calls += 1
+        self.prompt_tokens += ex.prompt_tokens
+        self.completion_tokens += ex.completion_tokens
+        self.cost_usd += ex.cost_usd
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "tokens": self.tokens}
+
+
+def prompt_hash(messages: list[dict]) -> str:
+    """Stable hash of a prompt, to check that a recorded reply answers the same question."""
+    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _secrets() -> list[str]:
+    """Values of environment variables that look like credentials (to scrub from records)."""
+    pat = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
+    return [v for k, v in os.environ.items() if pat.search(k) and len(v) >= 8]
+
+
+def scrub(text: str | None) -> str | None:
+    """Replace any credential from the environment that appears in a string by '***'."""
+    if not text:
+        return text
+    for secret in _secrets():
+        text = text.replace(secret, "***")
+    return text
+
+
+def _litellm():
+    import generator  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads)
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """USD for a token count; 0 for models without a known price (local servers, synth)."""
+    try:
+        p, c = litellm.cost_per_token(model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return float(p + c)
+    except Exception:  # unknown model: litellm raises; a local server costs nothing we can know
+        return 0.0
+
+
+EXCHANGES_FILE = "exchanges.jsonl"  # in a run directory, one JSON object per call
+
+
+def read_exchanges(run_dir) -> list[Exchange]:
+    """The exchanges recorded in RUN_DIR/exchanges.jsonl, in call order."""
+    return [Exchange.from_dict(r) for r in read_lines(Path(run_dir) / EXCHANGES_FILE)]
+
+
+class ReplayBackend:
+    """Serves the recorded exchanges of RUN_DIR again, as if the LLM answered them a second time.
+
+    A call for a candidate gets the last exchange recorded for that candidate id (so a run that was
+    interrupted and resumed replays exactly); calls without a recorded ref get the rest in order.
+    """
+
+    def __init__(self, run_dir: str):
+        self.run_dir = run_dir
+        if not (Path(run_dir) / "config.json").exists():
+            raise TunesmithError(f"llm.model = 'replay/{run_dir}': {run_dir}: not a Tunesmith run directory (no "
+                                 "config.json); give the output.run_dir of a campaign")
+        recorded = read_exchanges(run_dir)
+        self.by_ref = {ex.ref: ex for ex in recorded if ex.ref}
+        self.in_order = recorded
+        self.used: set[str] = set()
+        self.next = 0
+
+    def __call__(self, messages: list[dict], ref: str | None = None) -> Exchange:
+        if ref in self.by_ref:
+            ex = self.by_ref[ref]
+            self.used.add(ex.id)
+            return ex
+        while self.next < len(self.in_order) and self.in_order[self.next].id in self.used:
+            self.next += 1
+        if self.next >= len(self.in_order):
+            raise StopCampaign(f"replay/{self.run_dir}: all {len(self.in_order)} recorded exchanges were served; "
+                               "the replayed run ends here")
+        ex = self.in_order[self.next]
+        self.used.add(ex.id)
+        self.next += 1
+        return ex
+
+
+class LLMClient:
+    """Asks the configured model, with retries, caps and recording; reusable by any room."""
+
+    def __init__(self, settings, on_exchange: Callable[[Exchange], None] | None = None,
+                 recorded: list[Exchange] | None = None, usage: Usage | None = None,
+                 completion: Callable | None = None, first_id: int = 1):
+        self.settings = settings  # generator.config.LLMConfig
+        self.on_exchange = on_exchange
+        self.usage = usage or Usage()
+        # answers already recorded for a ref (resume): reused instead of asking again
+        self.recorded = {ex.ref: ex for ex in (recorded or []) if ex.ref and ex.ok}
+        self._completion = completion  # tests inject litellm.completion with mock_response
+        self._next_id = first_id
+        self._replay = None
+        self._sleep = time.sleep
+        model = settings.model
+        if model.startswith("replay/"):
+            self._replay = ReplayBackend(model.split("/", 1)[1])
+        elif model.startswith("synth/"):
+            import generator.llm.synth
+
+            generator.llm.synth.register()
+
+    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None) -> Exchange:
+        """Ask the model once (with retries); the exchange is recorded before it is returned.
+
+        `seed` (default [llm] seed) goes to providers that take one; vary it per call so that a
+        deterministic model (the synthesizer, temperature 0) does not answer a repeated prompt alike.
+        """
+        phash = prompt_hash(messages)
+        old = self.recorded.get(ref) if ref else None
+        if old is not None and old.prompt_hash == phash:
+            return old  # answered before a crash: never pay twice for the same question
+        if self._replay is not None:
+            ex = self._replayed(messages, purpose, ref, phash)
+        else:
+            self._check_caps(messages)
+            ex = self._ask(messages, purpose, ref, phash, seed if seed is not None else self.settings.seed)
+        self.usage.add(ex)
+        if self.on_exchange:
+            self.on_exchange(ex)
+        if ex.fatal:
+            raise StopCampaign(f"llm ({self.settings.model}): {ex.error}")
+        return ex
+
+    def _new_id(self) -> str:
+        xid = f"x{self._next_id:04d}"
+        self._next_id += 1
+        return xid
+
+    def _replayed(self, messages, purpose, ref, phash) -> Exchange:
+        old = self._replay(messages, ref)
+        return Exchange(id=self._new_id(), purpose=purpose, model=self.settings.model, messages=messages,
+                        reply=old.reply, ref=ref, prompt_tokens=old.prompt_tokens,
+                        completion_tokens=old.completion_tokens, cost_usd=0.0, attempts=1, error=old.error,
+                        fatal=old.fatal, finish_reason=old.finish_reason, prompt_hash=phash, created=time.time())
+
+    def _check_caps(self, messages: list[dict]) -> None:
+        """Refuse a call that could take the campaign past a cap (worst case: a full-length reply)."""
+        caps, s, u = self.settings.caps, self.settings, self.usage
+        if caps.max_calls is not None and u.calls >= caps.max_calls:
+            raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} calls made); "
+                             "raise it in [llm.caps] and resume the run")
+        if caps.max_tokens is None and caps.max_usd is None:
+            return
+        litellm = _litellm()
+        try:
+            prompt = litellm.token_counter(model=s.model, messages=messages)
+        except Exception:
+            prompt = sum(len(m.get("content") or "") for m in messages) // 3
+        worst = prompt + s.max_tokens
+        if caps.max_tokens is not None and u.tokens + worst > caps.max_tokens:
+            raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used, next call "
+                             f"up to {worst}); raise it in [llm.caps] and resume the run")
+        if caps.max_usd is not None:
+            worst_usd = _cost(litellm, s.model, prompt, s.max_tokens)
+            if u.cost_usd + worst_usd > caps.max_usd:
+                raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent, "
+                                 f"next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
+
+    def _kwargs(self, messages: list[dict], seed: int | None) -> dict:
+        s = self.settings
+        kw = dict(model=s.model, messages=messages, temperature=s.temperature, max_tokens=s.max_tokens,
+                  timeout=s.timeout_s, num_retries=0, drop_params=True)
+        if s.api_base:
+            kw["api_base"] = s.api_base
+        if seed is not None:
+            kw["seed"] = seed
+        kw.update(s.params)
+        return kw
+
+    def _ask(self, messages, purpose, ref, phash, seed) -> Exchange:
+        litellm = _litellm()
+        completion = self._completion or litellm.completion
+        s = self.settings
+        ex = Exchange(id=self._new_id(), purpose=purpose, model=s.model, messages=messages, ref=ref,
+                      prompt_hash=phash, created=time.time())
+        start = time.monotonic()
+        delay = s.backoff_s
+        for attempt in range(1, s.retries + 2):
+            ex.attempts = attempt
+            try:
+                response = completion(**self._kwargs(messages, seed))
+            except Exception as exc:  # litellm maps every provider's errors onto its own classes
+                name = type(exc).__name__
+                ex.error = scrub(f"{name}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
+                retryable = _retryable(litellm, exc)
+                if retryable and attempt <= s.retries:
+                    self._sleep(min(delay, 60.0))
+                    delay *= 2
+                    continue
+                ex.fatal = not retryable
+                break
+            else:
+                self._fill(ex, litellm, response)
+                break
+        ex.latency_s = time.monotonic() - start
+        return ex
+
+    def _fill(self, ex: Exchange, litellm, response) -> None:
+        ex.error = None
+        choice = response.choices[0]
+        ex.reply = scrub(choice.message.content or "")
+        ex.finish_reason = getattr(choice, "finish_reason", None)
+        usage = getattr(response, "usage", None)
+        ex.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ex.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        if cost is None:
+            cost = _cost(litellm, ex.model, ex.prompt_tokens, ex.completion_tokens)
+        ex.cost_usd = float(cost or 0.0)
+
+
+def replay_source(model: str) -> Path | None:
+    """The run directory a `replay/RUN_DIR` model string points at (None for other models)."""
+    return Path(model.split("/", 1)[1]) if model.startswith("replay/") else None

@@ -1,0 +1,225 @@
+"""Prompts from jinja2 templates (prompts/*.j2), and extraction of code from the reply.
+
+The user message is Markdown whose headings follow the prompt <-> synthesizer contract
+(`## Task`, `## Search-space statistics`, `## Interface`, `## Parent N (id: .., score: ..)`,
+`## Error feedback`, `## Existing algorithms`, `## Instruction (operator: ..)`), so the offline
+synthesizer reads it as an LLM would. Users may override any template with [prompts] template_dir.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from generator.errors import TunesmithError
+
+BUILTIN_TEMPLATES = Path(__file__).resolve().parents[2] / "prompts"
+OPERATORS = ("new", "refine", "simplify", "fix")
+PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing") + tuple(f"op_{o}" for o in OPERATORS)
+
+
+@dataclass
+class ParentView:
+    """What a prompt shows of a parent candidate."""
+
+    id: str
+    score: float | None
+    code: str
+    description: str = ""
+    per_task: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass
+class Reply:
+    """What was extracted from a reply: a one-line description and the code (None if there was none)."""
+
+    description: str
+    code: str | None
+
+
+def _application_lines(info: dict) -> list[str]:
+    """The kernel specification (T1 `KernelSpecification`) as short `key: value` lines."""
+    app = info.get("application") or {}
+    if not isinstance(app, dict):
+        return [str(app)[:400]]
+    lines = []
+    for key, value in app.items():
+        if value in (None, "", [], {}):
+            continue
+        if key == "Arguments" and isinstance(value, list):
+            value = "; ".join(f"{a.get('Name')} ({a.get('Type')}, {a.get('AccessType')}, size {a.get('Size')})"
+                              for a in value if isinstance(a, dict))
+        text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
+        lines.append(f"{key}: {text[:400]}")
+    return lines
+
+
+def template_environment(template_dir: str | None) -> jinja2.Environment:
+    """A jinja2 environment over `template_dir` (if given) in front of the built-in prompts/."""
+    if template_dir and not Path(template_dir).is_dir():
+        raise TunesmithError(f"prompts.template_dir = {template_dir!r} is not a directory; "
+                             "give a folder with *.j2 files or remove the key")
+    dirs = [str(Path(template_dir))] if template_dir else []
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)]), trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+
+
+def render_part(env: jinja2.Environment, part: str, **ctx) -> str:
+    """Render `<part>.j2`; a missing or broken template is a one-line TunesmithError."""
+    try:
+        return env.get_template(f"{part}.j2").render(**ctx).strip()
+    except jinja2.TemplateNotFound:
+        raise TunesmithError(f"prompt template {part}.j2 not found in {env.loader.searchpath}; "
+                             "restore it or fix prompts.template_dir") from None
+    except jinja2.TemplateError as exc:
+        raise TunesmithError(f"prompt template {part}.j2: {exc}; fix the template") from None
+
+
+class PromptBuilder:
+    """Renders the messages of one generation prompt for the campaign's training tasks."""
+
+    def __init__(self, tasks, prompts_cfg, statistics: dict | None = None):
+        self.tasks = tasks
+        self.cfg = prompts_cfg
+        self.env = template_environment(prompts_cfg.template_dir)
+        self._stats = statistics
+        self._fixed: dict[str, str] | None = None
+
+    def _render(self, part: str, **ctx) -> str:
+        return render_part(self.env, part, **ctx)
+
+    def statistics(self) -> dict[str, dict[str, str]]:
+        """Per task name, the `key -> value` statistics lines (computed once)."""
+        if self._stats is None:
+            from generator.scoring.statistics import space_statistics
+
+            self._stats = {t.name: space_statistics(t).lines() for t in self.tasks}
+        return self._stats
+
+    def _task_views(self) -> list[dict]:
+        stats = self.statistics()
+        views = []
+        for t in self.tasks:
+            s = stats.get(t.name, {})
+            views.append({
+                "name": t.name, "kernel": t.info.get("kernel_name") or t.name, "device": t.info.get("device_name"),
+                "objective": t.objective.name, "higher_is_better": t.objective.higher_is_better,
+                "budget_fevals": s.get("budget_fevals", "?"), "budget_seconds": float(s.get("budget_seconds", 0) or 0),
+                "params": t.space.tune_params, "restrictions": list(t.space.restrictions),
+                "application": _application_lines(t.info) if self.cfg.include_application_info else [],
+                "stats": s})
+        return views
+
+    def _fixed_parts(self) -> dict[str, str]:
+        """The parts that are the same in every prompt of the campaign."""
+        if self._fixed is None:
+            views = self._task_views()
+            self._fixed = {"role": self._render("role"), "task": self._render("task", tasks=views),
+                           "statistics": self._render("statistics", tasks=views) if self.cfg.include_statistics else "",
+                           "interface": self._render("interface")}
+        return self._fixed
+
+    def messages(self, operator: str, parents: list[ParentView] = (), error: dict | None = None,
+                 existing: list[ParentView] = ()) -> list[dict]:
+        """System and user messages for one operator application."""
+        if operator not in OPERATORS:
+            raise ValueError(f"unknown operator {operator!r}; use one of {OPERATORS}")
+        fixed = self._fixed_parts()
+        parts = [fixed["task"], fixed["statistics"], fixed["interface"]]
+        if parents:
+            parts.append(self._render("parents", parents=list(parents)))
+        if error:
+            err = {"kind": error.get("kind", "error"), "message": error.get("message", ""),
+                   "line": error.get("line"), "lineno": error.get("lineno"), "task": error.get("task"),
+                   "traceback": _tail(error.get("traceback") or "", 25)}
+            parts.append(self._render("error", error=err))
+        if operator == "new" and existing:
+            parts.append(self._render("existing", existing=list(existing)[: self.cfg.max_existing]))
+        parts.append(self._render(f"op_{operator}", existing=bool(existing)))
+        user = "\n\n".join(p for p in parts if p)
+        return [{"role": "system", "content": fixed["role"]}, {"role": "user", "content": user + "\n"}]
+
+
+def _tail(text: str, n: int) -> str:
+    lines = text.rstrip().splitlines()
+    return "\n".join(lines[-n:])
+
+
+# ---------------------------------------------------------------- reply extraction
+
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.S | re.M)
+_CODE_START = re.compile(r"^(import |from |class |def |@)", re.M)
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+        return True
+    except SyntaxError:
+        return False
+
+
+def _score_block(code: str) -> tuple:
+    """Rank code blocks: an optimizer class with __call__ first, then parsable, then longest."""
+    has_class = bool(re.search(r"^class \w+", code, re.M))
+    return (has_class and "__call__" in code, has_class, _parses(code), len(code))
+
+
+def _unfenced_code(text: str) -> str | None:
+    """Code written without fences: from the first code-looking line, trailing prose trimmed."""
+    m = _CODE_START.search(text)
+    if not m:
+        return None
+    lines = text[m.start():].rstrip().splitlines()
+    # Drop trailing prose lines (unindented, not code) until the rest parses.
+    for end in range(len(lines), 0, -1):
+        candidate = "\n".join(lines[:end])
+        if _parses(candidate):
+            return candidate
+    return "\n".join(lines)
+
+
+def _description(text: str, code: str | None) -> str:
+    """The one-line description: the first prose line before the code, or the code's first comment."""
+    head = text.split("```", 1)[0] if "```" in text else ""
+    for line in head.splitlines():
+        line = re.sub(r"\*\*|`", "", line.strip().lstrip("#")).strip().strip("*").strip()
+        if line:
+            return line[:300]
+    for line in (code or "").splitlines():
+        s = line.strip()
+        if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and len(s) > 2:
+            return s.lstrip("#").strip()[:300]
+    m = re.search(r"^class (\w+)", code or "", re.M)
+    return m.group(1) if m else ""
+
+
+def extract_reply(text: str | None) -> Reply:
+    """Description and code of a reply; robust to prose, several blocks, missing or unclosed fences."""
+    text = (text or "").replace("\r\n", "\n")
+    blocks = [m.group(2).strip("\n") for m in _FENCE.finditer(text)
+              if m.group(1).lower() in ("", "python", "py", "python3")]
+    blocks = [b for b in blocks if b.strip()]
+    code = max(blocks, key=_score_block) if blocks else _unfenced_code(text)
+    if code is not None and not code.strip():
+        code = None
+    return Reply(_description(text, code), code.rstrip() + "\n" if code else None)
+
+
+def normalise_code(code: str) -> str:
+    """Code with comments, docstrings and layout removed, for spotting duplicates."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)

@@ -1,0 +1,144 @@
+"""The report's figures as PNG files for papers (matplotlib, Agg; no pyplot state, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from generator.review.lineage import Lineage
+
+DPI = 150
+OK_COLOUR, BEST_COLOUR, FAIL_COLOUR = "#4c72b0", "#dd8452", "#c44e52"
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path
+
+
+def convergence(lineage: Lineage, path: Path) -> Path | None:
+    """Best score so far over candidates and over LLM cost (tokens when no cost was recorded)."""
+    points = lineage.convergence()
+    if not any(p.score is not None for p in points):
+        return None
+    fig = Figure(figsize=(9, 3.4))
+    ax1, ax2 = fig.subplots(1, 2, sharey=True)
+    ok = [p for p in points if p.score is not None]
+    ax1.scatter([p.index for p in ok], [p.score for p in ok], s=12, color=OK_COLOUR, alpha=0.6, label="candidate")
+    failed = [p.index for p in points if p.score is None]
+    if failed:
+        low, high = min(p.score for p in ok), max(p.score for p in ok)
+        floor = low - 0.08 * ((high - low) or 1.0)  # failed candidates sit just below the worst score
+        ax1.scatter(failed, [floor] * len(failed), marker="x", s=14, color=FAIL_COLOUR, label="failed")
+    best = [p for p in points if p.best is not None]
+    ax1.step([p.index for p in best], [p.best for p in best], where="post", color=BEST_COLOUR, lw=2, label="best so far")
+    ax1.set_xlabel("candidate (generation order)")
+    ax1.set_ylabel("score P (0 = random search, 1 = optimum)")
+    ax1.legend(loc="best", fontsize=8)
+    by_cost = any(p.cost_usd > 0 for p in points)
+    xs = [p.cost_usd if by_cost else p.tokens for p in best]
+    ax2.step(xs, [p.best for p in best], where="post", color=BEST_COLOUR, lw=2)
+    ax2.set_xlabel("LLM cost so far (USD)" if by_cost else "LLM tokens so far (no cost recorded)")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+    fig.suptitle("Convergence of the best score")
+    return _save(fig, path)
+
+
+def heatmap(names: list[str], tasks: list[str], matrix: list[list[float | None]], path: Path) -> Path | None:
+    """Per-task scores of the top candidates (rows) on each training task (columns)."""
+    if not names or not tasks:
+        return None
+    import numpy as np
+
+    values = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
+    fig = Figure(figsize=(1.6 + 1.1 * len(tasks), 0.9 + 0.36 * len(names)))
+    ax = fig.subplots()
+    image = ax.imshow(values, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(tasks)), [t.replace("/", "\n") for t in tasks], fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    finite = values[np.isfinite(values)]
+    middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
+    for (i, j), v in np.ndenumerate(values):
+        if np.isfinite(v):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < middle else "black")
+    fig.colorbar(image, ax=ax, label="score P")
+    ax.set_title("Per-task scores of the top candidates")
+    return _save(fig, path)
+
+
+def operators(lineage: Lineage, path: Path) -> Path | None:
+    """Per operator: share of children that worked and share that beat their parents."""
+    stats = lineage.operator_stats()
+    if not stats:
+        return None
+    import numpy as np
+
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
+    x = np.arange(len(stats))
+    worked = [s.succeeded / s.candidates for s in stats]
+    improved = [s.improved / s.with_parent if s.with_parent else 0.0 for s in stats]
+    ax.bar(x - 0.2, worked, 0.4, label="evaluated without error", color=OK_COLOUR)
+    ax.bar(x + 0.2, improved, 0.4, label="improved on its parent", color=BEST_COLOUR)
+    ax.set_xticks(x, [f"{s.operator}\n(n={s.candidates})" for s in stats])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("share of the operator's candidates")
+    ax.legend(fontsize=8)
+    ax.set_title("Operators")
+    return _save(fig, path)
+
+
+def errors(lineage: Lineage, path: Path) -> Path | None:
+    """Candidates per generation, stacked by outcome: worked, or the kind of error."""
+    by_gen = lineage.error_kinds()
+    if not by_gen:
+        return None
+    gens = list(by_gen)
+    totals = {g: 0 for g in gens}
+    for c in lineage.candidates.values():
+        totals[c.generation] += 1
+    kinds = sorted({k for counter in by_gen.values() for k in counter})
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
+    bottom = [totals[g] - sum(by_gen[g].values()) for g in gens]
+    ax.bar(gens, bottom, color="#cccccc", label="no error")
+    palette = ["#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd", "#55a868"]
+    for i, kind in enumerate(kinds):
+        counts = [by_gen[g].get(kind, 0) for g in gens]
+        ax.bar(gens, counts, bottom=bottom, color=palette[i % len(palette)], label=kind)
+        bottom = [b + c for b, c in zip(bottom, counts)]
+    ax.set_xlabel("generation")
+    ax.set_ylabel("candidates")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=8, ncols=2)
+    ax.set_title("Error kinds over generations")
+    return _save(fig, path)
+
+
+def usage(lineage: Lineage, path: Path) -> Path | None:
+    """Cumulative tokens (prompt, completion) and cost over the LLM calls."""
+    xs = lineage.exchanges
+    if not xs:
+        return None
+    import numpy as np
+
+    calls = np.arange(1, len(xs) + 1)
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
+    ax.plot(calls, np.cumsum([x.prompt_tokens for x in xs]), label="prompt tokens", color=OK_COLOUR)
+    ax.plot(calls, np.cumsum([x.completion_tokens for x in xs]), label="completion tokens", color="#55a868")
+    ax.set_xlabel("LLM call")
+    ax.set_ylabel("tokens so far")
+    ax.legend(fontsize=8, loc="upper left")
+    cost = np.cumsum([x.cost_usd for x in xs])
+    if cost[-1] > 0:
+        twin = ax.twinx()
+        twin.plot(calls, cost, color=BEST_COLOUR, ls="--", label="cost (USD)")
+        twin.set_ylabel("USD so far")
+        twin.legend(fontsize=8, loc="lower right")
+    ax.set_title("Tokens and cost")
+    return _save(fig, path)

@@ -1,0 +1,508 @@
+"""The evaluating side of a sandbox host process: spawn it, serve the oracle, enforce the limits.
+
+A `Host` owns one `generator.sandbox.child` process and serves one `sandbox.Job` at a time: it
+sends the public job, tells the host to start each run, answers every request for a new valid
+configuration from an `Oracle` that lives here (its trace is the only thing the score comes
+from), and kills a run that overstays its wall-clock limit with its whole process tree. Anything
+a run sends is untrusted: malformed or out-of-turn messages end the candidate ("killed").
+
+Hosts are pooled: the host process never runs candidate code itself (every run is a fresh fork
+in fresh namespaces), so after a clean job it can take the next candidate and the Python +
+numpy start-up is paid once per pooled host, not once per evaluation. A host that had to be
+killed, or whose runs lacked a PID namespace, is not reused.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import pickle
+import selectors
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+
+from generator.sandbox import isolation
+from generator.scoring.fitness import ERROR_KINDS, CandidateError
+from generator.scoring.oracle import Oracle, StopCriterionReached
+from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
+from generator.sandbox.child import ANSWER, FRAME, MAX_JSON
+
+_BOOT = "import sys; from generator.sandbox.child import main; main()"
+MAX_IDLE_HOSTS = 8
+
+
+class _Violation(Exception):
+    """The child broke the protocol: it is killed and the candidate fails."""
+
+
+class Host:
+    """The evaluating side of one sandbox host process (see the module docstring)."""
+
+    def __init__(self):
+        self.workdir = tempfile.mkdtemp(prefix="tunesmith-sbx-")
+        os.chmod(self.workdir, 0o755)
+        self.owner = os.getpid()
+        self.reusable = False
+        self.ctl_buf = self.req_buf = b""
+        self.pids: dict = {}
+        self._spawn()
+
+    # ---------------------------------------------------------------- process management
+    def _spawn(self) -> None:
+        ctl_down_r, self.ctl_down = os.pipe()
+        self.ctl_up, ctl_up_w = os.pipe()
+        self.req, req_w = os.pipe()
+        resp_r, self.resp = os.pipe()
+        self.out, out_w = os.pipe()
+        child_fds = [ctl_down_r, ctl_up_w, req_w, resp_r]
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, *map(str, child_fds)], stdin=subprocess.DEVNULL,
+                stdout=out_w, stderr=out_w, pass_fds=child_fds, cwd=self.workdir,
+                env=child_env(self.workdir), start_new_session=True)
+        finally:
+            for fd in child_fds + [out_w]:
+                os.close(fd)
+        for fd in (self.resp, self.req, self.out):  # a child that never reads answers must not block us
+            os.set_blocking(fd, False)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.owner == os.getpid()
+
+    def kill(self) -> None:
+        """SIGKILL the run (PID 1 of its namespace: its whole tree dies), its guard, the host."""
+        self.reusable = False
+        for pid, group in ((self.pids.get("run"), False), (self.pids.get("guard"), True), (self.proc.pid, True)):
+            if pid:
+                try:
+                    (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        self._await_run_exit()
+
+    def _await_run_exit(self, limit_s: float = 5.0) -> None:
+        """Wait until the killed run is gone: PID 1 of a namespace exits only after all its processes."""
+        fd = self.pids.pop("pidfd", None)
+        if fd is None:
+            return
+        try:
+            sel = selectors.DefaultSelector()
+            sel.register(fd, selectors.EVENT_READ)
+            sel.select(limit_s)
+            sel.close()
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Kill the host process and free everything (closing its pipe also makes it exit)."""
+        if self.owner == os.getpid():
+            self.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        for fd in (self.ctl_down, self.ctl_up, self.req, self.resp, self.out):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.owner == os.getpid():
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # ---------------------------------------------------------------- one job
+    def serve(self, job: Job) -> JobOutcome:
+        """Run the job's runs; returns their traces (from our Oracle) or the first error."""
+        from generator.tasks.space import SearchSpace
+
+        self.job, self.cfg = job, job.config
+        self.spaces = [SearchSpace(t.space) for t in job.tasks]
+        self.t0 = time.monotonic()
+        self.output = _OutputTail(self.cfg.output_kb * 512)
+        self.runs: list[RunOutcome] = []
+        self.k = 0  # the run in progress (index into job.runs)
+        self.oracle, self.run_state, self.pids = None, {}, {}
+        self.ready = self.idle = self.host_gone = self.running = False
+        self.deadline = self.t0 + self.cfg.startup_s
+        self._send(self._payload())
+        sel = selectors.DefaultSelector()
+        for fd in (self.ctl_up, self.req, self.out):
+            sel.register(fd, selectors.EVENT_READ)
+        error = None
+        try:
+            error = self._loop(sel)
+        except _Violation as exc:
+            error = self._error("killed", f"the candidate broke the sandbox protocol ({exc}); "
+                                          "only call func(config) and return from __call__")
+        except SandboxError:
+            self.kill()
+            raise
+        finally:
+            sel.close()
+        if not self.idle:
+            self.kill()
+        self.reusable = self.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces")
+                                                           for r in self.runs)
+        self.output.drain(self.out)
+        return JobOutcome(self.runs, error, self.output.text(), time.monotonic() - self.t0)
+
+    def _loop(self, sel) -> CandidateError | None:
+        error = None
+        while not self.idle:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                return error or self._timeout_error()
+            for key, _ in sel.select(remaining):
+                if key.fd == self.req:
+                    self._on_request()
+                elif key.fd == self.out:
+                    self.output.read(self.out, sel)
+                else:
+                    self._on_control()
+            if error is None and self.runs and self.runs[-1].error is not None:
+                error = self.runs[-1].error  # the host is told to stop; wait for it to say idle
+            if self.host_gone and not self.idle:
+                return error or self._error("killed", "the sandbox host process was killed")
+        return error
+
+    def _payload(self) -> dict:
+        job, cfg = self.job, self.cfg
+        limits = isolation.Limits(cpu_s=int(cfg.timeout_s) + 5, memory_mb=cfg.memory_mb, nproc=cfg.nproc,
+                                  file_mb=cfg.file_mb)
+        used = sorted({r[0] for r in job.runs})
+        return {
+            "source": job.source, "class_name": job.class_name, "init_kwargs": job.init_kwargs,
+            "specs": {i: (spec_key(job.tasks[i].space), job.tasks[i].space) for i in used},
+            "runs": list(job.runs), "limits": limits, "isolate": cfg.isolate,
+            "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
+            "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
+            "preimport_kernel_tuner": "kernel_tuner" in job.source,
+            # per run: seeds best first, for the candidate's search space (their values stay here)
+            "seeds": {k: list(job.seeds[tuple(r[:2])].ranked) for k, r in enumerate(job.runs)
+                      if tuple(r[:2]) in job.seeds},
+        }
+
+    def _send(self, payload: dict) -> None:
+        data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            _write_all(self.ctl_down, struct.pack("<i", len(data)) + data)
+        except BrokenPipeError:
+            pass  # the host died; the loop reports it
+
+    def _command(self, cmd: bytes) -> None:
+        try:
+            os.write(self.ctl_down, cmd)
+        except BrokenPipeError:
+            pass
+
+    # ---------------------------------------------------------------- messages from the host
+    def _on_control(self) -> None:
+        data = os.read(self.ctl_up, 65536)
+        if not data:
+            if not self.ready:
+                raise SandboxError(f"the sandbox host died while starting: {self.output.text()[-800:]!s}")
+            self.host_gone = True
+            if self.running:
+                self._pump_requests()
+                self._finish_run(None)  # host gone mid-run: the run cannot have ended cleanly
+            return
+        self.ctl_buf += data
+        while len(self.ctl_buf) >= FRAME.size:
+            _, n = FRAME.unpack_from(self.ctl_buf)
+            if len(self.ctl_buf) < FRAME.size + n:
+                break
+            msg = json.loads(self.ctl_buf[FRAME.size:FRAME.size + n])
+            self.ctl_buf = self.ctl_buf[FRAME.size + n:]
+            self._on_host_message(msg)
+
+    def _on_host_message(self, msg: dict) -> None:
+        kind = msg["t"]
+        if kind == "ready":
+            self.ready = True
+            self._next_run()
+        elif kind == "began" and msg["k"] == self.k:
+            self.pids = {"guard": msg["guard"], "run": msg["run"]}
+            try:  # a handle on the run process that cannot be confused with a reused pid
+                self.pids["pidfd"] = os.pidfd_open(msg["run"])
+            except (OSError, AttributeError):
+                pass
+        elif kind == "exited" and msg["k"] == self.k:
+            self._pump_requests()  # the run's last frames ("done", an error) are still in the pipe
+            self._finish_run(msg["status"])
+            if self.k < len(self.job.runs):
+                if self.runs[-1].error is None:
+                    self._next_run()
+                else:
+                    self._command(b"A")  # skip the remaining runs: the candidate has failed
+            self.deadline = time.monotonic() + self.cfg.timeout_s
+        elif kind == "idle":
+            self.idle = True
+
+    def _next_run(self) -> None:
+        self.running = True
+        self._command(b"R")
+        self.deadline = time.monotonic() + self.cfg.timeout_s
+
+    # ---------------------------------------------------------------- requests from the run
+    def _pump_requests(self) -> None:
+        while self._on_request():
+            pass
+
+    def _on_request(self) -> bool:
+        try:
+            data = os.read(self.req, 65536)
+        except BlockingIOError:
+            return False
+        if not data:
+            return False
+        buf = self.req_buf + data
+        if len(buf) == FRAME.size and buf[0] == 69:  # b"E": the hot path, one request per read
+            self.req_buf = b""
+            self._answer_row(FRAME.unpack(buf)[1])
+            return True
+        pos = 0
+        while len(buf) - pos >= FRAME.size:
+            kind, arg = FRAME.unpack_from(buf, pos)
+            if kind == b"E":
+                self._answer_row(arg)
+                pos += FRAME.size
+            elif kind == b"J":
+                if not 0 <= arg <= MAX_JSON:
+                    raise _Violation("oversized message")
+                if len(buf) - pos < FRAME.size + arg:
+                    break
+                self._on_json(buf[pos + FRAME.size:pos + FRAME.size + arg])
+                pos += FRAME.size + arg
+            elif kind == b"D":
+                self._require_run().update(done=True)
+                self.oracle.calls += max(0, arg)  # revisits/invalid answered in the child: free, counted
+                pos += FRAME.size
+            else:
+                raise _Violation(f"unknown message type {kind!r}")
+        self.req_buf = buf[pos:]
+        return True
+
+    def _require_run(self) -> dict:
+        st = self.run_state
+        if not st.get("started") or st.get("done") or st.get("error"):
+            raise _Violation("a request outside a running optimizer call")
+        return st
+
+    def _answer_row(self, row: int) -> None:
+        if self.oracle is None or self.run_state.get("done") or self.run_state.get("error"):
+            raise _Violation("a request outside a running optimizer call")
+        if not 0 <= row < self.n_rows:
+            raise _Violation(f"row {row} out of range")
+        try:
+            value = self.oracle.call_row(row)
+            frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
+        except StopCriterionReached:
+            frame = ANSWER.pack(b"S", 0.0, self.oracle.budget_spent_fraction)
+        try:
+            os.write(self.resp, frame)
+        except BlockingIOError:
+            raise _Violation("requests sent without reading the answers") from None
+        except BrokenPipeError:
+            pass
+
+    def _on_json(self, raw: bytes) -> None:
+        try:
+            msg = json.loads(raw)
+            kind = msg["t"]
+        except (ValueError, TypeError, KeyError):
+            raise _Violation("malformed message") from None
+        if kind == "start":
+            if self.run_state or msg.get("k") != self.k:
+                raise _Violation("unexpected run start")
+            ti = self.job.runs[self.k][0]
+            make_oracle = self.job.oracle_factory or Oracle
+            self.oracle = make_oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
+            seeds = self.job.seeds.get(tuple(self.job.runs[self.k][:2]))
+            if seeds is not None:  # the LLM's proposals were evaluated first (generator.scoring.seeding)
+                seeds.charge(self.oracle)
+            self.n_rows = self.spaces[ti].size
+            self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
+        elif kind == "error":
+            self._require_run()["error"] = self._error_from_child(msg)
+        elif kind == "setup-error":
+            if self.run_state:  # after "start" only the candidate can have written it
+                raise _Violation("forged set-up message")
+            raise SandboxError(f"the sandbox could not set up run {self.k}: {str(msg.get('message'))[:300]}; "
+                               "try SandboxConfig(isolate=False) and report the message")
+        else:
+            raise _Violation(f"unknown message {kind!r}")
+
+    def _finish_run(self, status) -> None:
+        st = self.run_state
+        ti, repeat, _ = self.job.runs[self.k]
+        error = st.get("error")
+        if error is None and not st.get("done"):
+            error = self._error(*self._status_error(status))
+        trace = self.oracle.trace() if (self.oracle is not None and error is None) else None
+        wall = time.monotonic() - st.get("t", time.monotonic())
+        self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {})))
+        self.k += 1
+        self.running = False
+        if "pidfd" in self.pids:
+            os.close(self.pids["pidfd"])
+        self.run_state, self.oracle, self.pids = {}, None, {}
+
+    # ---------------------------------------------------------------- errors
+    def _error(self, kind: str, message: str, **kw) -> CandidateError:
+        ti, repeat, _ = self.job.runs[min(self.k, len(self.job.runs) - 1)]
+        return CandidateError(kind, message, task=self.job.tasks[ti].name, repeat=repeat, **kw)
+
+    def _error_from_child(self, msg: dict) -> CandidateError:
+        kind = msg.get("kind") if msg.get("kind") in ERROR_KINDS else "exception"
+        lineno = msg.get("lineno") if isinstance(msg.get("lineno"), int) else None
+        line = msg.get("line") if isinstance(msg.get("line"), str) else None
+        return self._error(kind, str(msg.get("message", ""))[:600], traceback=str(msg.get("traceback", ""))[-2500:],
+                           line=line, lineno=lineno)
+
+    def _timeout_error(self) -> CandidateError:
+        if not self.ready:
+            self.kill()
+            raise SandboxError(f"the sandbox host did not start within {self.cfg.startup_s:g} s "
+                               f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}")
+        return self._error("timeout", f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
+                                      "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
+                                      "and keep the work per evaluation small")
+
+    def _status_error(self, status) -> tuple[str, str]:
+        if status is None or status < 0:
+            return "killed", "the candidate's process tree was killed before the run ended"
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            if sig == signal.SIGXCPU:
+                return "timeout", f"the run used more than its CPU-time limit ({int(self.cfg.timeout_s) + 5} s)"
+            if sig == signal.SIGXFSZ:
+                return "killed", f"the run wrote a file larger than {self.cfg.file_mb} MiB"
+            if sig == signal.SIGKILL:
+                return "killed", "the run was killed by SIGKILL (the kernel's out-of-memory killer, or a kill signal)"
+            return "killed", f"the run crashed with {name} (a native crash, e.g. through ctypes or a C extension)"
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        return "killed", (f"the candidate's process exited (status {code}) before its __call__ returned "
+                          "(os._exit, or sys.exit in a thread); return from __call__ instead")
+
+
+class _OutputTail:
+    """Captured stdout+stderr of a job: the first and the last `half` bytes, the middle counted."""
+
+    def __init__(self, half: int):
+        self.half, self.head, self.tail, self.total = half, bytearray(), bytearray(), 0
+
+    def keep(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += data[:take]
+            data = data[take:]
+        self.tail = (self.tail + data)[-self.half:]
+
+    def read(self, fd: int, sel) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            sel.unregister(fd)
+        self.keep(data)
+
+    def drain(self, fd: int) -> None:
+        try:
+            while data := os.read(fd, 65536):
+                self.keep(data)
+        except OSError:
+            pass
+
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        middle = f"\n... [{cut} bytes cut] ...\n" if cut > 0 else ""
+        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+_SPEC_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def spec_key(spec) -> str:
+    """A content hash of a SpaceSpec: a pooled host builds each search space once."""
+    key = _SPEC_KEYS.get(spec)
+    if key is None:
+        h = hashlib.sha1(json.dumps([list(spec.tune_params.items()), list(spec.restrictions)], default=repr).encode())
+        h.update(spec.valid.tobytes())
+        key = _SPEC_KEYS[spec] = h.hexdigest()
+    return key
+
+
+# ------------------------------------------------------------------------------- the pool
+
+_POOL: list[Host] = []
+_POOL_LOCK = threading.Lock()
+
+
+def acquire_host() -> Host:
+    """An idle pooled host, or a new one."""
+    with _POOL_LOCK:
+        while _POOL:
+            host = _POOL.pop()
+            if host.alive():
+                return host
+            host.close()
+    return Host()
+
+
+def release_host(host: Host) -> None:
+    """Back to the pool if it ended cleanly, else killed."""
+    if host.reusable and host.alive():
+        with _POOL_LOCK:
+            if len(_POOL) < MAX_IDLE_HOSTS:
+                _POOL.append(host)
+                return
+    host.close()
+
+
+def close_pool() -> None:
+    """Kill every idle host (at exit; tests use it to start from nothing)."""
+    with _POOL_LOCK:
+        hosts, _POOL[:] = list(_POOL), []
+    for host in hosts:
+        host.close()
+
+
+def _forget_pool_in_child() -> None:
+    # A forked copy of the evaluating process must not talk to (or keep alive) its parent's hosts.
+    for host in _POOL:
+        for fd in (host.ctl_down, host.ctl_up, host.req, host.resp, host.out):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _POOL.clear()
+
+
+atexit.register(close_pool)
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
+def run_job(job: Job) -> JobOutcome:
+    """Run a job's runs in one sandbox host; serve the oracle; return traces or the first error."""
+    host = acquire_host()
+    try:
+        return host.serve(job)
+    finally:
+        release_host(host)

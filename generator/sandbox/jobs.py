@@ -1,0 +1,129 @@
+"""Runs untrusted optimizer code in isolated processes; the objective oracle stays on this side.
+
+`run_job(job)` starts one sandbox host (`generator.sandbox.child`), hands it only the public
+`SpaceSpec`s and the candidate's source, and then serves every `func(cfg)` of every run from
+an `Oracle` that lives here, in the evaluating process: it looks the objective up, charges the
+budget, records the trace and answers value or "stop". The child never holds objective values,
+cache paths or the scorer, and the score is computed here from the recorded trace.
+
+Walls (see README "Security model"): wall-clock timeout per run that kills the run's whole
+process tree, RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE, capped output, whitelisted environment, fresh
+working directory per run; where the OS allows, new mount/PID/network namespaces, hidden
+project/data/home directories, private /tmp, an unprivileged uid per run and no capabilities.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.errors import TunesmithError
+from generator.scoring.fitness import CandidateError
+from generator.scoring.score import Budget, Trace
+from generator.tasks.cache import Task
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the generator package
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+class SandboxError(TunesmithError):
+    """The sandbox itself could not run (not the candidate's fault)."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Limits and walls of a sandbox job; times in seconds, sizes in MiB/KiB."""
+
+    timeout_s: float = 30.0  # wall clock of one run (one repeat on one task)
+    startup_s: float = 60.0  # allowance for the host's imports (slow on a loaded machine)
+    memory_mb: int = 1024  # address space a run may add to the interpreter's
+    nproc: int = 32  # processes + threads a run may have
+    file_mb: int = 64  # largest file a run may write
+    scratch_mb: int = 64  # size of its private /tmp
+    output_kb: int = 64  # captured stdout+stderr kept (head and tail)
+    isolate: bool = True  # namespaces, hidden paths, unprivileged uid (where the OS allows)
+    hidden_paths: tuple[str, ...] = ()  # extra paths to hide from candidates
+
+
+@dataclass
+class Job:
+    """One sandbox host process: a candidate and the runs (task index, repeat, seed) it executes."""
+
+    source: str
+    class_name: str
+    init_kwargs: dict
+    tasks: list[Task]
+    budgets: list[Budget]
+    runs: list[tuple[int, int, int]]
+    config: SandboxConfig = field(default_factory=SandboxConfig)
+    # Builds each run's oracle as (task, budget, space) -> Oracle-like (call_row, budget_spent_fraction,
+    # calls, trace()); None = generator.scoring.oracle.Oracle. Live tasks pass their measuring oracle here.
+    oracle_factory: object = None
+    # LLM seeding (generator.scoring.seeding): (task index, repeat) -> SeedRun, evaluated before the candidate
+    # starts; charged to the run's oracle first, and the candidate's random samples start with them.
+    seeds: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunOutcome:
+    """One run: its trace (from the Oracle, never from the child) or why it failed."""
+
+    task: int
+    repeat: int
+    trace: Trace | None
+    error: CandidateError | None
+    wall_s: float
+    protections: dict
+
+
+@dataclass
+class JobOutcome:
+    runs: list[RunOutcome]
+    error: CandidateError | None
+    output: str
+    wall_s: float
+
+
+def default_hidden_paths(tasks: list[Task], extra=()) -> list[str]:
+    """Where answers could be read from: the project, ../shared, the tasks' folders, home dirs."""
+    paths = [PROJECT_ROOT, PROJECT_ROOT.parent / "shared", Path.home(), Path("/root"), Path("/home")]
+    if os.environ.get("TUNESMITH_BENCHMARK_HUB"):
+        paths.append(Path(os.environ["TUNESMITH_BENCHMARK_HUB"]))
+    for t in tasks:
+        if t.source is not None:
+            src = Path(t.source).resolve()
+            paths += [src.parent, src.parent.parent]  # e.g. cachefiles/<app> and cachefiles
+    paths += [Path(p) for p in extra]
+    out = []
+    for p in paths:
+        s = str(p)
+        if s not in out and s != "/":
+            out.append(s)
+    return out
+
+
+def interpreter_paths() -> list[str]:
+    """What the child's interpreter must keep seeing: Python, site-packages, this package."""
+    # Not this package: the host imports all of it that a run needs before the walls go up, so
+    # a candidate's `import generator.scoring.oracle` (or anything else of the project) finds nothing.
+    keep = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    keep.update(p for p in site.getsitepackages() if os.path.isdir(p))
+    user_site = site.getusersitepackages()
+    if isinstance(user_site, str) and os.path.isdir(user_site):
+        keep.add(user_site)
+    return sorted(keep)
+
+
+def child_env(workdir: str) -> dict:
+    """A whitelisted environment: nothing of the caller's (API keys, tokens) gets through."""
+    py_path = [p for p in sys.path if p and os.path.isdir(p) and not p.endswith(".zip")]
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "HOME": workdir, "TMPDIR": workdir, "PYTHONPATH": os.pathsep.join(py_path),
+        "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1", "TUNESMITH_SANDBOX": "1",
+    }

@@ -1,0 +1,387 @@
+"""The performance score P of the auto-tuning methodology (Willemsen et al. 2024), from traces.
+
+This reproduces `autotuning_methodology` 1.1.0 (`report_experiments.get_strategy_scores`): the
+same cutoffs, time range, calculated random-search baseline, isotonic-regression curve with
+bootstrap bagging, real-stopping-point freeze and standardisation, so that identical traces give
+identical numbers (tests/test_scoring.py checks it against the package itself).
+
+What differs is only where the time axis comes from. The package runs Kernel Tuner and adds the
+*real* framework and strategy time of that run to the cached compile/verification/runtime times;
+Tunesmith uses a deterministic simulated clock: each newly evaluated configuration costs its
+cached `AnswerKey.eval_seconds` (compile + verification + the kernel runtimes), strategy time is
+not counted. The baseline and the cutoffs use the brute-force run's full T4 times
+(`AnswerKey.baseline_seconds`, which include the framework time it measured), exactly as the package.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from generator.tasks.cache import Budget, Task  # Budget: re-exported, part of this room's API
+
+CUTOFF_START = 0.01  # statistics_settings.cutoff_percentile_start
+CUTOFF_END = 0.95  # statistics_settings.cutoff_percentile
+CUTOFF_MARGIN = 0.1  # the package gives every run 10% more time than it scores
+RESOLUTION = 1000  # visualization_settings.resolution: points of the time range
+DEFAULT_BAGGING_SEED = 0  # the package bags with numpy's global RNG; we fix it so scores repeat
+
+
+
+
+@dataclass
+class Trace:
+    """One run on one task: the valid rows evaluated (in order) and the simulated seconds each cost."""
+
+    rows: np.ndarray  # int rows of SpaceSpec.valid; a row appears again only if revisits are charged
+    seconds: np.ndarray  # simulated cost of each entry of `rows`
+    fevals: int = 0  # calls to the objective, revisits and invalid configurations included
+
+    def __post_init__(self):
+        self.rows = np.asarray(self.rows, dtype=np.int64).reshape(-1)
+        self.seconds = np.asarray(self.seconds, dtype=float).reshape(-1)
+        if self.rows.shape != self.seconds.shape:
+            raise ValueError(f"Trace rows ({self.rows.size}) and seconds ({self.seconds.size}) differ in length")
+        self.fevals = int(self.fevals) or int(self.rows.size)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready form (for crossing a process boundary)."""
+        return {"rows": self.rows.tolist(), "seconds": self.seconds.tolist(), "fevals": self.fevals}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Trace":
+        return cls(np.asarray(d["rows"], dtype=np.int64), np.asarray(d["seconds"], dtype=float), int(d.get("fevals", 0)))
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """P of a strategy on one task: the methodology's score, and the spread over repeats."""
+
+    score: float  # the package's P: one curve fitted over all repeats, averaged over the time range
+    std: float  # standard deviation of `per_repeat`
+    per_repeat: tuple[float, ...]  # P of each repeat scored alone (deterministic isotonic curve)
+    error: float = 0.0  # the package's "error": std of the standardised curve over the time range
+    note: str = ""  # set when a fallback was needed (e.g. runs too short for the package's checks)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreBasis:
+    """Everything about a task the score needs, computed once (SearchspaceStatistics + baseline)."""
+
+    dist: np.ndarray  # valid objective values, ascending
+    minimization: bool
+    optimum: float
+    median: float
+    time_per_feval: float  # mean_per_feval: mean valid time + invalid fraction * mean invalid time
+    time_median: float  # median T4 time of all configurations
+    fevals_start: int
+    fevals_end: int
+    t_start: float
+    t_end: float
+    time_range: np.ndarray = field(repr=False)
+    baseline_time: np.ndarray = field(repr=False)  # random-search curve over time_range
+    fevals_range: np.ndarray = field(repr=False)
+    baseline_fevals: np.ndarray = field(repr=False)  # random-search curve over fevals_range
+
+
+_BASIS_CACHE: "weakref.WeakKeyDictionary[Task, ScoreBasis]" = weakref.WeakKeyDictionary()
+
+
+def score_basis(task: Task) -> ScoreBasis:
+    """The task's score basis (cached per Task object)."""
+    basis = _BASIS_CACHE.get(task)
+    if basis is None:
+        basis = _build_basis(task)
+        _BASIS_CACHE[task] = basis
+    return basis
+
+
+def budget_for(task: Task, max_fevals: int | None = None) -> Budget:
+    """The budget the methodology gives a run on this task (cutoff time * 1.1).
+
+    A task that carries its own budget (a live task given `fevals=`/`seconds=`) gets that one.
+    """
+    own = getattr(task, "budget", None)
+    if own is not None:
+        return own if max_fevals is None else Budget(own.seconds, max_fevals)
+    b = score_basis(task)
+    return Budget(seconds=b.t_end * (1 + CUTOFF_MARGIN), max_fevals=max_fevals)
+
+
+# ---------------------------------------------------------------- search-space statistics
+
+
+def _build_basis(task: Task) -> ScoreBasis:
+    key = task.key
+    values = np.asarray(key.values, dtype=float)
+    times = np.asarray(key.baseline_seconds if key.baseline_seconds is not None else key.eval_seconds, dtype=float)
+    invalid = np.isnan(values)
+    dist = np.sort(values[~invalid])
+    if dist.size < 2:
+        raise ValueError(f"task {task.name}: fewer than two valid objective values; cannot score")
+    minimization = not task.objective.higher_is_better
+    optimum = float(dist[0] if minimization else dist[-1])
+    median = float(np.median(dist))
+    valid_times = times[~np.isnan(times)]
+    time_median = float(np.median(valid_times))
+    if invalid.any():
+        tpf = float(np.mean(times[~invalid]) + invalid.sum() / times.size * np.mean(times[invalid]))
+    else:
+        tpf = float(np.mean(valid_times))
+    fs, fe = _cutoff_fevals_start_end(dist, minimization, optimum, median)
+    t_start = fs * time_median if CUTOFF_START > 0 else 0.0
+    t_end = fe * time_median
+    time_range = np.linspace(t_start, t_end, RESOLUTION)
+    worst_first = dist[::-1] if minimization else dist
+    baseline_time = _random_curve(_time_to_fevals(time_range, tpf), worst_first)
+    fevals_range = np.arange(fs, fe + 1)
+    baseline_fevals = _random_curve(fevals_range, worst_first)
+    return ScoreBasis(dist, minimization, optimum, median, tpf, time_median, fs, fe, t_start, t_end,
+                      time_range, baseline_time, fevals_range, baseline_fevals)
+
+
+def _cutoff_point(dist, minimization, optimum, median, percentile) -> int:
+    """Fevals random search needs to get `percentile` of the way from the median to the optimum."""
+    worst_first = dist[::-1] if minimization else dist
+    target = optimum + (median - optimum) * (1 - percentile)
+    hits = np.flatnonzero(worst_first <= target) if minimization else np.flatnonzero(worst_first >= target)
+    i = int(hits[0])
+    if percentile != 1.0 and worst_first[i] == optimum:
+        if i == 0:
+            raise ValueError("the optimum is reached directly; the cutoff is undefined")
+        i -= 1
+    n = worst_first.size
+    return math.ceil(i / (n + 1 - i))
+
+
+def _cutoff_fevals_start_end(dist, minimization, optimum, median) -> tuple[int, int]:
+    start = _cutoff_point(dist, minimization, optimum, median, CUTOFF_START)
+    end = _cutoff_point(dist, minimization, optimum, median, CUTOFF_END)
+    if end - start < 2:  # the package's safety margin, verbatim
+        full = _cutoff_point(dist, minimization, optimum, median, 1.0)
+        if start == 0:
+            end = min(full, end + 2)
+        else:
+            end = min(full, end + 1)
+            start -= 1
+    if end == start:
+        raise ValueError("cutoff start and end are the same")
+    return start, end
+
+
+def _time_to_fevals(time_range: np.ndarray, time_per_feval: float) -> np.ndarray:
+    return np.array(np.round(np.maximum(time_range / time_per_feval, 1)), dtype=int)
+
+
+def _random_curve(fevals_range: np.ndarray, worst_first: np.ndarray) -> np.ndarray:
+    """Expected best of random search without replacement after k draws (smoothed with PCHIP)."""
+    n = worst_first.shape[0]
+    # Python's round (half to even) on purpose: the package uses it
+    draws = np.array([worst_first[min(n - 1, round(int(k) * (n + 1) / (int(k) + 1)))] for k in fevals_range])
+    if len(fevals_range) <= 2:
+        return draws
+    first = np.concatenate([[True], np.ediff1d(fevals_range) > 0])
+    x, y = fevals_range[first], draws[first]
+    if len(x) < 2:
+        return draws
+    from scipy.interpolate import PchipInterpolator
+
+    smooth_x = np.linspace(fevals_range[0], fevals_range[-1], len(fevals_range))
+    return PchipInterpolator(x, y)(smooth_x)
+
+
+# ---------------------------------------------------------------- the strategy curve
+
+
+def _trace_arrays(task: Task, traces: list[Trace]) -> tuple[np.ndarray, np.ndarray]:
+    """(times, best-so-far) as (evaluations, repeats) arrays padded with NaN, like the package's results."""
+    minimization = not task.objective.higher_is_better
+    lengths = [t.rows.size for t in traces]
+    max_n = max(lengths) if lengths else 0
+    mean_n = float(np.mean(lengths)) if lengths else 0.0
+    if max_n > mean_n * 2:  # the package cuts outlier-long runs to twice the mean length
+        max_n = int(mean_n * 2)
+    times = np.full((max_n, len(traces)), np.nan)
+    best = np.full((max_n, len(traces)), np.nan)
+    acc = np.fmin.accumulate if minimization else np.fmax.accumulate
+    for j, t in enumerate(traces):
+        n = min(t.rows.size, max_n)
+        if n == 0:
+            continue
+        times[:n, j] = np.cumsum(t.seconds[:n])
+        best[:n, j] = acc(task.key.values[t.rows[:n]])
+    return times, best
+
+
+def _values_in_range(times, values, time_range, check=True):
+    """The package's _get_curve_over_time_values_in_range: pooled points near the time range."""
+    num_repeats = values.shape[1]
+    keep = ~np.isnan(values).all(axis=1)
+    times = times[keep].reshape(-1, num_repeats)
+    values = values[keep].reshape(-1, num_repeats)
+    times = np.where(np.isnan(values), np.nan, times)
+    if values.size == 0 or np.isnan(values).all():
+        if check:
+            raise _TooShort("no valid evaluation in any repeat")
+        return np.empty(0), np.empty(0), float(time_range[-1])
+    # the last time of each repeat; the curve freezes at the first one above their median
+    highest = np.sort(np.nanmax(np.where(np.isnan(times), -np.inf, times), axis=0))
+    highest = highest[np.isfinite(highest)]  # (the package would fail on a repeat with no valid value)
+    later = highest[np.median(highest) < highest]
+    stop_time = float(later[0]) if later.size else float(time_range[-1])
+    margin = 0.1 + 0.25 * (num_repeats / max(times.size, 1))
+    lo, hi = time_range[0] * (1 - margin), time_range[-1] * (1 + margin)
+    with np.errstate(invalid="ignore"):
+        in_range = (lo <= times) & (times <= hi)
+    if check and not np.all(np.count_nonzero(in_range, axis=0) > 1):
+        raise _TooShort("not enough evaluations in the time range in some repeat")
+    mask = in_range & ~np.isnan(values)
+    return times[mask], values[mask], stop_time
+
+
+class _TooShort(ValueError):
+    pass
+
+
+def _isotonic(x, y, x_new, increasing, y_min, y_max):
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    steps = np.diff(ys)
+    if np.all(np.diff(xs) > 0) and (np.all(steps >= 0) if increasing else np.all(steps <= 0)):
+        # already monotone with distinct x (one run's best-so-far): the fit is the data itself, and
+        # sklearn's prediction is linear interpolation clipped at both ends, exactly np.interp
+        return np.interp(x_new, xs, np.clip(ys, y_min, y_max))
+    from sklearn.isotonic import IsotonicRegression
+
+    ir = IsotonicRegression(increasing=increasing, y_min=y_min, y_max=y_max, out_of_bounds="clip")
+    return ir.fit(x, y).predict(x_new)
+
+
+def _bagged_isotonic(x, y, x_new, increasing, num_repeats, random_state):
+    """The package's curve: mean of bootstrap-bagged isotonic fits (sklearn BaggingRegressor)."""
+    from sklearn.ensemble import BaggingRegressor
+    from sklearn.isotonic import IsotonicRegression
+
+    n_estimators = max(num_repeats, 3)
+    model = IsotonicRegression(increasing=increasing, y_min=y.min(), y_max=y.max(), out_of_bounds="clip")
+    br = BaggingRegressor(model, n_estimators=n_estimators, max_samples=1 / np.sqrt(n_estimators),
+                          bootstrap=True, random_state=random_state)
+    return br.fit(x.reshape(-1, 1), y).predict(x_new.reshape(-1, 1))
+
+
+def _curve_over_time(basis: ScoreBasis, times, values, num_repeats, curve, random_state, check=True):
+    """Best-so-far objective over basis.time_range, as the package computes it."""
+    tr = basis.time_range
+    x, v, stop_time = _values_in_range(times, values, tr, check=check)
+    dist = basis.dist
+    if x.size == 0:
+        return np.full(tr.shape, dist[-1] if basis.minimization else dist[0])
+    idx = np.searchsorted(dist, v, side="left").astype(float)
+    increasing = not basis.minimization
+    if curve == "bagging" and x.size > 1:
+        pred = _bagged_isotonic(x, idx, tr, increasing, num_repeats, random_state)
+    else:
+        pred = _isotonic(x, idx, tr, increasing, idx.min(), idx.max())
+    out = dist[np.clip(np.array(np.round(pred), dtype=int), 0, dist.size - 1)]
+    if stop_time < tr[-1]:
+        if stop_time <= tr[0]:
+            if check:
+                raise _TooShort("runs stop before the time range starts")
+        else:
+            i = int(np.nonzero(tr > stop_time)[0][0])
+            out[i:] = out[i]
+    return out
+
+
+def standardise(basis: ScoreBasis, curve: np.ndarray, x_type: str = "time") -> np.ndarray:
+    """(curve - random) / (optimum - random): 0 = random search, 1 = optimum.
+
+    Where random search is closer to the optimum than the second-best value (tiny spaces, near
+    the end of the time range) the package divides by (almost) zero: it raises "Division by zero"
+    when exactly zero and otherwise returns numbers in the thousands. Tunesmith keeps the package's
+    number everywhere else, and there (a) scores a run at the optimum 1.0 (the formula's value for
+    curve == optimum) and (b) divides by the gap between the optimum and the second-best value
+    instead, so a run elsewhere is scored by how many such gaps it is behind random search. A
+    score is never inf or NaN.
+    """
+    random = basis.baseline_time if x_type == "time" else basis.baseline_fevals
+    division = basis.optimum - random
+    gap = _optimum_gap(basis)
+    close = np.abs(division) < gap if gap > 0 else division == 0
+    if not close.any():
+        return (curve - random) / division
+    division = np.where(close, gap if gap > 0 else 1.0, np.abs(division)) * (-1.0 if basis.minimization else 1.0)
+    return np.where(np.asarray(curve) == basis.optimum, 1.0, (curve - random) / division)
+
+
+def _optimum_gap(basis: ScoreBasis) -> float:
+    """Distance between the optimum and the second-best distinct objective value (0 if none)."""
+    d = basis.dist
+    if basis.minimization:
+        i = int(np.searchsorted(d, d[0], side="right"))
+        return float(d[i] - d[0]) if i < d.size else 0.0
+    i = int(np.searchsorted(d, d[-1], side="left"))
+    return float(d[-1] - d[i - 1]) if i > 0 else 0.0
+
+
+def score_traces(task: Task, traces: list[Trace], curve: str = "bagging",
+                 random_state=DEFAULT_BAGGING_SEED, x_type: str = "time") -> TaskScore:
+    """P of a set of repeated runs on one task, as autotuning_methodology computes it.
+
+    curve: "bagging" (the package's curve; `random_state` seeds its bootstrap, None = numpy's
+    global RNG as the package does) or "isotonic" (one isotonic fit, no resampling noise).
+    x_type: "time" (the package's score) or "fevals" (unique evaluations instead of time).
+    """
+    if curve not in ("bagging", "isotonic"):
+        raise ValueError(f"curve must be 'bagging' or 'isotonic', not {curve!r}")
+    basis = score_basis(task)
+    traces = list(traces)
+    if not traces:
+        raise ValueError("score_traces needs at least one trace")
+    if x_type == "fevals":
+        return _score_fevals(task, basis, traces)
+    if isinstance(random_state, (int, np.integer)):
+        random_state = np.random.RandomState(int(random_state))
+    times, values = _trace_arrays(task, traces)
+    note = ""
+    try:
+        c = _curve_over_time(basis, times, values, len(traces), curve, random_state)
+    except _TooShort as exc:
+        note = f"package checks failed ({exc}); scored without them"
+        c = _curve_over_time(basis, times, values, len(traces), curve, random_state, check=False)
+    p = standardise(basis, c)
+    per_repeat = tuple(_single_repeat_score(task, basis, t) for t in traces)
+    return TaskScore(float(np.mean(p)), float(np.std(per_repeat)), per_repeat, float(np.std(p)), note)
+
+
+def _single_repeat_score(task: Task, basis: ScoreBasis, trace: Trace) -> float:
+    times, values = _trace_arrays(task, [trace])
+    c = _curve_over_time(basis, times, values, 1, "isotonic", None, check=False)
+    return float(np.mean(standardise(basis, c)))
+
+
+def _score_fevals(task: Task, basis: ScoreBasis, traces: list[Trace]) -> TaskScore:
+    """P over unique evaluations: per evaluation count, the median (over repeats) index of the best."""
+    fr = basis.fevals_range
+    dist = basis.dist
+    worst = dist[-1] if basis.minimization else dist[0]
+    per = []
+    idx = np.empty((fr.size, len(traces)))
+    acc = np.fmin.accumulate if basis.minimization else np.fmax.accumulate
+    for j, t in enumerate(traces):
+        best = acc(task.key.values[t.rows]) if t.rows.size else np.array([worst])
+        best = np.where(np.isnan(best), worst, best)
+        at = best[np.clip(fr, 1, best.size) - 1]  # runs that ended keep their last best
+        idx[:, j] = np.searchsorted(dist, at, side="left")
+        per.append(float(np.mean(standardise(basis, at, "fevals"))))
+    curve = dist[np.array(np.round(np.median(idx, axis=1)), dtype=int)]
+    p = standardise(basis, curve, "fevals")
+    return TaskScore(float(np.mean(p)), float(np.std(per)), tuple(per), float(np.std(p)))
+
+
+def mean_score(scores: dict[str, TaskScore]) -> float:
+    """Mean P over tasks (the package averages the standardised curves over search spaces)."""
+    return float(np.mean([s.score for s in scores.values()])) if scores else float("nan")

@@ -1,0 +1,371 @@
+"""Optuna tunes the hyperparameters that the best candidates declare; the result lands in RUN/hpo/.
+
+One study per candidate (TPE with a seed, median pruning on per-task intermediate values, the
+candidate's defaults as the first trial). The objective is the mean score P over the training
+tasks, every trial evaluated through the sandbox (candidate code is untrusted) with the same
+seed, so that trials differ by their hyperparameters and not by their random streams. The study
+lives in an Optuna storage (SQLite in the run directory by default) under a name made from the run
+and the candidate, so a crashed `tunesmith hpo` resumes, and several processes on one storage
+share the trials. Afterwards the defaults and the best values are both scored again, on the
+training and on the test tasks, with a fresh seed: the tuned score is then not the maximum of
+noisy trials.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import optuna
+
+from generator.archive import Archive
+from generator.errors import TunesmithError
+from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
+from generator.sandbox.optimizer_source import parse_optimizer
+import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
+
+# results live in hpo_results; they are re-exported here for `from generator.tuning.hpo import ...`
+__all__ = ["HPO_DIR", "HpoError", "HpoResult", "HpoSettings", "SplitScores", "campaign_stage", "distributions",
+           "format_result", "load_results", "run_hpo", "settings_from_config", "tune_candidate", "write_result"]
+
+REPORT_SEED_OFFSET = 7919  # the before/after scores use other random streams than the trials did
+
+
+class HpoError(TunesmithError):
+    """HPO cannot run as asked."""
+
+
+@dataclass
+class HpoSettings:
+    """How to tune: which candidates, how many trials, how each trial is evaluated, where it is stored."""
+
+    top_k: int = 1
+    trials: int = 30
+    repeats: int = 3
+    storage: str | None = None  # Optuna storage URL or journal:PATH; default sqlite:///RUN/hpo.db
+    seed: int = 0
+    ids: list[str] | None = None  # explicit candidates instead of the top K
+    timeout_s: float | None = None  # per evaluation; default the campaign's evaluation.timeout
+    workers: int | None = None  # sandbox workers per evaluation; default the campaign's
+    worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
+    report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
+
+
+# -- the search space a candidate declares ------------------------------------------------------
+
+def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
+    """Optuna distributions for a `hyperparameters` declaration (int / float / log / categorical).
+
+    "log" is a float searched on a log scale; int and float also take `"log": true` and `"step"`.
+    """
+    dists = {}
+    for name, spec in hyperparameters.items():
+        try:
+            dists[name] = _distribution(spec)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise HpoError(f"{origin}: hyperparameter {name!r} {spec!r} is not usable ({exc}); declare "
+                           "{'type': 'int'|'float'|'log'|'categorical', 'low', 'high' | 'choices', 'default'}") from None
+    return dists
+
+
+def _distribution(spec: dict):
+    kind = spec.get("type") or ("categorical" if "choices" in spec else "float")
+    log = bool(spec.get("log", False)) or kind == "log"  # "log" is a float on a log scale
+    if kind in ("categorical", "bool"):
+        choices = spec.get("choices", [False, True] if kind == "bool" else None)
+        return optuna.distributions.CategoricalDistribution(list(choices))
+    if kind == "int":
+        step = 1 if log else int(spec.get("step", 1))
+        return optuna.distributions.IntDistribution(int(spec["low"]), int(spec["high"]), log=log, step=step)
+    if kind in ("float", "log"):
+        step = spec.get("step")
+        return optuna.distributions.FloatDistribution(float(spec["low"]), float(spec["high"]), log=log,
+                                                      step=None if log or step is None else float(step))
+    raise ValueError(f"unknown type {kind!r}")
+
+
+def suggest(trial: optuna.Trial, name: str, dist):
+    """Ask the trial for one value of a distribution made by `distributions`."""
+    if isinstance(dist, optuna.distributions.CategoricalDistribution):
+        return trial.suggest_categorical(name, dist.choices)
+    if isinstance(dist, optuna.distributions.IntDistribution):
+        return trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
+    return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
+
+
+def defaults(hyperparameters: dict) -> dict:
+    """The declared default of every hyperparameter that has one."""
+    return {name: spec["default"] for name, spec in hyperparameters.items() if "default" in spec}
+
+
+# -- storage and study -------------------------------------------------------------------------
+
+def storage_url(run_dir: Path, storage: str | None) -> str:
+    """The storage URL: the given one, or SQLite in the run directory."""
+    return storage or f"sqlite:///{(Path(run_dir) / 'hpo.db').resolve()}"
+
+
+def open_storage(url: str):
+    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried."""
+    if url.startswith("journal:"):
+        from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+        path = url[len("journal:"):].removeprefix("//")
+        return JournalStorage(JournalFileBackend(path))
+    if "://" not in url:
+        raise HpoError(f"--storage {url!r} is not a storage URL; use sqlite:///PATH, postgresql://..., "
+                       "mysql://... or journal:PATH")
+    engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None
+    for attempt in range(6):
+        try:
+            with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
+                warnings.simplefilter("ignore")
+                return optuna.storages.RDBStorage(
+                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120,
+                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1))
+        except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
+            # workers that start together race to create the schema; the loser just opens it again
+            if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise HpoError(f"--storage {url}: cannot open ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
+                           "check the URL and that its database driver is installed") from None
+
+
+def study_name(run_dir: Path, candidate_id: str) -> str:
+    """Stable per run and candidate, so that re-running resumes the same study."""
+    return f"tunesmith-{Path(run_dir).resolve().name}-{candidate_id}"
+
+
+def _counted(trial) -> bool:
+    """Trials that use up the trial budget: finished ones, running ones, and real failures."""
+    s = optuna.trial.TrialState
+    if trial.state in (s.COMPLETE, s.PRUNED, s.RUNNING, s.WAITING):
+        return True
+    return trial.state == s.FAIL and "error" in trial.user_attrs  # not a crashed worker's stale trial
+
+
+def _surplus(trial: optuna.Trial, budget: int) -> bool:
+    """A trial another process made redundant: created in the instant between our count and its creation
+    when the trials before it already fill the budget, or a second copy of the enqueued defaults."""
+    trials = trial.study.get_trials(deepcopy=False)
+    earlier = [t for t in trials if t.number < trial.number]
+    if sum(_counted(t) for t in earlier) >= budget:
+        return True
+    fixed = next((t.system_attrs.get("fixed_params") for t in trials if t.number == trial.number), None)
+    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier)
+
+
+def _sampler_seed(study, settings: HpoSettings) -> int:
+    """The seed, moved on by the trials already there: a resumed study must not replay its random start."""
+    trials = study.get_trials(deepcopy=False)
+    seed = settings.seed + len(trials)
+    if settings.worker is not None:
+        return seed + 100_003 * settings.worker
+    # another process works on this study right now: a stream of its own, or TPE repeats its trials
+    running = any(t.state == optuna.trial.TrialState.RUNNING for t in trials)
+    return seed + (os.getpid() if running else 0)
+
+
+# -- the objective -----------------------------------------------------------------------------
+
+def _evaluate(source: str, tasks: list, repeats: int, seed: int, timeout_s: float, params: dict | None,
+              workers: int):
+    from generator.evaluation.evaluate import evaluate_source
+
+    return evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
+                           hyperparameters=params, workers=workers)
+
+
+def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSettings, timeout_s: float,
+                   workers: int):
+    """Mean P over the training tasks, reported task by task so the pruner can stop a poor trial."""
+
+    def objective(trial: optuna.Trial) -> float:
+        if _surplus(trial, settings.trials):
+            trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
+            return float("nan")
+        params = {name: suggest(trial, name, dist) for name, dist in dists.items()}
+        scores = []
+        for step, task in enumerate(train_tasks):
+            fit = _evaluate(source, [task], settings.repeats, settings.seed, timeout_s, params, workers)
+            if fit.error is not None or fit.score is None:
+                err = fit.error
+                trial.set_user_attr("error", f"{err.kind}: {err.message}" if err else "no score")
+                return float("nan")  # Optuna records the trial as failed
+            scores.append(float(fit.score))
+            trial.set_user_attr(f"score:{task.name}", scores[-1])
+            trial.report(sum(scores) / len(scores), step)
+            if step + 1 < len(train_tasks) and trial.should_prune():
+                raise optuna.TrialPruned()
+        return sum(scores) / len(scores)
+
+    return objective
+
+
+def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: list, settings: HpoSettings,
+              timeout_s: float, workers: int, progress: bool = True) -> optuna.Study:
+    """Create or resume the candidate's study and run this process's share of the trials."""
+    study = optuna.create_study(
+        study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage)),
+        direction="maximize", load_if_exists=True,
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
+    study.sampler = optuna.samplers.TPESampler(seed=_sampler_seed(study, settings))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    if not study.get_trials(deepcopy=False):
+        study.enqueue_trial(_default_params(dists, settings, source), skip_if_exists=True)
+    objective = make_objective(source, dists, train_tasks, settings, timeout_s, workers)
+    bar = _progress(progress, settings.trials, cid)
+    try:
+        while True:
+            used = sum(_counted(t) for t in study.get_trials(deepcopy=False))
+            bar.n = min(used, settings.trials)
+            bar.refresh()
+            if used >= settings.trials:
+                break
+            # one trial at a time: the count above sees the other processes' trials between them
+            study.optimize(objective, n_trials=1, catch=())
+    finally:
+        bar.close()
+    return study
+
+
+def _default_params(dists: dict, settings: HpoSettings, source: str) -> dict:
+    declared = defaults(parse_optimizer(source).hyperparameters)
+    return {k: v for k, v in declared.items() if k in dists}
+
+
+def _progress(enabled: bool, total: int, cid: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"hpo {cid}", unit="trial", disable=not enabled, leave=False)
+
+
+# -- the whole stage ---------------------------------------------------------------------------
+
+def candidates_to_tune(archive: Archive, settings: HpoSettings) -> list:
+    """The candidates named by --id, or the top K successful ones."""
+    if settings.ids:
+        return [archive.candidate(cid) for cid in settings.ids]
+    best = archive.best(settings.top_k)
+    if not best:
+        raise HpoError(f"{archive.run_dir}: no candidate succeeded yet; run or resume the campaign first")
+    return best
+
+
+def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[float | None, dict]:
+    if not tasks:
+        return None, {}
+    fit = _evaluate(source, tasks, repeats, seed, timeout_s, params, workers)
+    per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
+    return (None if fit.error is not None else fit.score), per
+
+
+def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, seed: int, timeout_s: float,
+            workers: int) -> SplitScores | None:
+    """Score the default and the tuned values on a task set with the same fresh seed."""
+    if not tasks:
+        return None
+    b, pb = _split(source, tasks, before or None, repeats, seed, timeout_s, workers)
+    a, pa = (b, pb) if after == before else _split(source, tasks, after, repeats, seed, timeout_s, workers)
+    return SplitScores([t.name for t in tasks], b, a, pb, pa)
+
+
+def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: list, settings: HpoSettings,
+                   progress: bool = True) -> HpoResult:
+    """Run (or resume) the study of one candidate and score before/after on train and test tasks."""
+    start = time.perf_counter()
+    run_dir = archive.run_dir
+    source = archive.code(candidate)
+    if not source:
+        raise HpoError(f"{run_dir}: candidate {candidate.id} has no code; choose another --id")
+    info = parse_optimizer(source, f"candidate {candidate.id}")
+    dists = distributions(info.hyperparameters, f"candidate {candidate.id}")
+    timeout_s, workers = _evaluation_limits(archive, settings)
+    declared = defaults(info.hyperparameters)
+    best_params, best_value, counts = dict(declared), None, {"complete": 0, "pruned": 0, "failed": 0}
+    name = study_name(run_dir, candidate.id)
+    if dists:
+        study = run_study(run_dir, candidate.id, source, dists, train_tasks, settings, timeout_s, workers, progress)
+        counts = _trial_counts(study)
+        done = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
+        if done:
+            best = max(done, key=lambda t: t.value)
+            best_params, best_value = {**declared, **best.params}, float(best.value)
+    report_seed = settings.seed + REPORT_SEED_OFFSET
+    # more repeats than a trial: this comparison decides whether the tuned values are kept
+    repeats = settings.report_repeats or max(10, 2 * settings.repeats)
+    train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
+    test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
+    # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if
+    # they also beat the defaults on streams the trials never saw.
+    accepted = train is None or (train.after is not None and (train.before is None or train.after > train.before))
+    result = HpoResult(
+        candidate.id, info.class_name, name, storage_url(run_dir, settings.storage), info.hyperparameters,
+        declared, best_params, best_value, {**counts, "requested": settings.trials if dists else 0},
+        train, test, settings.repeats, settings.seed, report_seed, round(time.perf_counter() - start, 2),
+        accepted=accepted or best_params == declared, report_repeats=repeats)
+    write_result(run_dir, result)
+    return result
+
+
+def _trial_counts(study) -> dict:
+    s = optuna.trial.TrialState
+    trials = study.get_trials(deepcopy=False)
+    return {"complete": sum(t.state == s.COMPLETE for t in trials),
+            "pruned": sum(t.state == s.PRUNED for t in trials),
+            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials)}  # not surplus/stale
+
+
+def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, int]:
+    evaluation = archive.config.get("evaluation", {})
+    timeout = settings.timeout_s or float(evaluation.get("timeout", 60.0))
+    workers = settings.workers or int(evaluation.get("workers", 1))
+    return timeout, workers
+
+
+def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoResult]:
+    """The HPO stage: tune the chosen candidates of a run; results in RUN/hpo/<id>.json."""
+    archive = Archive.open(run_dir)
+    train_tasks, test_tasks = task_sets(archive)
+    results = []
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
+    try:
+        for candidate in candidates_to_tune(archive, settings):
+            results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+    return results
+
+
+def task_sets(archive: Archive) -> tuple[list, list]:
+    """The run's training and test tasks, loaded from its saved configuration."""
+    from generator.config import TasksConfig
+    from generator.tasks.entries import load_task_set
+
+    tasks = TasksConfig.model_validate(archive.config["tasks"])
+    return load_task_set(tasks.train, tasks), load_task_set(tasks.test, tasks)
+
+
+def settings_from_config(config: dict, **overrides) -> HpoSettings:
+    """HpoSettings from a campaign configuration's [hpo] section, with command-line overrides."""
+    section = dict(config.get("hpo") or {})
+    section.pop("enabled", None)
+    known = HpoSettings.__dataclass_fields__
+    values = {k: v for k, v in section.items() if k in known}
+    values.update({k: v for k, v in overrides.items() if v is not None and k in known})
+    return HpoSettings(**values)
+
+
+def campaign_stage(run_dir, progress: bool = True) -> list[HpoResult]:
+    """The campaign's last stage: tune as its `[hpo]` section says, or nothing when it is not enabled."""
+    config = Archive.open(run_dir).config
+    if not (config.get("hpo") or {}).get("enabled"):
+        return []
+    return run_hpo(run_dir, settings_from_config(config), progress)
