@@ -55,6 +55,17 @@ class LLMCaps(Section):
     max_usd: float | None = Field(None, ge=0)
 
 
+class LocalLLMConfig(Section):
+    """The llama.cpp server Tunesmith starts for `model = "local/NAME"` (see `tunesmith llm install`)."""
+
+    threads: int = Field(1, ge=1, le=256)  # one thread: on 2 loaded cores two threads were slower
+    context: int = Field(8192, ge=512)  # tokens of prompt + reply the server keeps
+    startup_timeout: float = Field(600.0, gt=0)  # seconds to load the model and answer
+
+
+LOCAL_TIMEOUT_S = 900.0  # a CPU model takes minutes for a long prompt; a hosted model's 120 s would cut it off
+
+
 class LLMConfig(Section):
     """Which model writes the code and how it is called (any litellm model string)."""
 
@@ -69,13 +80,20 @@ class LLMConfig(Section):
     max_consecutive_errors: int = Field(3, ge=1)
     params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
     caps: LLMCaps = Field(default_factory=LLMCaps)
+    local: LocalLLMConfig = Field(default_factory=LocalLLMConfig)
+
+    @model_validator(mode="after")
+    def _local_timeout(self):
+        if self.model.startswith("local/") and "timeout" not in self.model_fields_set:
+            self.timeout = LOCAL_TIMEOUT_S
+        return self
 
     @field_validator("model")
     @classmethod
     def _model(cls, v: str) -> str:
         if "/" not in v and not v.startswith(("gpt", "o1", "o3", "o4", "claude")):
             raise ValueError("give a litellm model string such as 'openai/gpt-4o-mini', 'ollama/llama3', "
-                             "'synth/components' or 'replay/RUN_DIR'")
+                             "'synth/components', 'local/qwen2.5-coder-1.5b' or 'replay/RUN_DIR'")
         return v
 
     @field_validator("params")

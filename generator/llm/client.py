@@ -4,6 +4,7 @@
 error), tokens, cost and latency. Every exchange goes to `on_exchange` (the archive) before the
 caller sees it. Any litellm model string works (`openai/gpt-4o-mini`, `anthropic/...`,
 `ollama/...`, `openai/<name>` with `api_base` for vLLM or any OpenAI-compatible server);
+`local/NAME` is a pinned code model served by llama.cpp on loopback (generator/llm/local_server.py);
 `synth/components` is the offline synthesizer; `replay/RUN_DIR` re-serves the exchanges of an
 earlier run in order. API keys are read by litellm from the environment and never recorded.
 """
@@ -198,6 +199,16 @@ class LLMClient:
             import generator.llm.synth
 
             generator.llm.synth.register()
+        elif model.startswith("local/"):
+            from generator.llm.local_models import get_model
+
+            get_model(model)  # an unknown name fails now, with the names there are; the server starts on first use
+
+    def _local_server(self):
+        from generator.llm.local_server import server_for
+
+        loc = self.settings.local
+        return server_for(self.settings.model, loc.threads, loc.context, loc.startup_timeout)
 
     def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None) -> Exchange:
         """Ask the model once (with retries); the exchange is recorded before it is returned.
@@ -262,6 +273,9 @@ class LLMClient:
                   timeout=s.timeout_s, num_retries=0, drop_params=True)
         if s.api_base:
             kw["api_base"] = s.api_base
+        if s.model.startswith("local/"):  # our own llama.cpp server, OpenAI-compatible, on loopback
+            server = self._local_server()
+            kw.update(model=f"openai/{server.model.alias}", api_base=server.api_base, api_key="local-no-key")
         if seed is not None:
             kw["seed"] = seed
         kw.update(s.params)
