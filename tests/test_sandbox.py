@@ -231,8 +231,12 @@ def _unreadable_ancestor(path: str):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user for the test")
-def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir):
-    """Run an evaluation as user nobody: mount/PID/network walls come from a user namespace."""
+@pytest.mark.parametrize("python", ["this", "venv"])
+def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir, python):
+    """Run an evaluation as user nobody: mount/PID/network walls come from a user namespace.
+
+    With "venv" the evaluation runs under a venv's python: a symlink to this interpreter, which
+    may lie in a directory nobody may enter (pyenv under /root)."""
     import json
     import shutil
     import subprocess
@@ -248,24 +252,45 @@ def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir):
     script = tmp_path / "nonroot.py"
     script.write_text(NON_ROOT_SCRIPT)
     try:
-        _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT)
+        exe = sys.executable
+        if python == "venv":
+            import venv
+
+            venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(tmp_path / "venv")
+            exe = str(tmp_path / "venv" / "bin" / "python")
+        _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
 
 
-def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT):
+def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe):
     import json
     import subprocess
 
     walk = PROJECT_ROOT / "benchmarks" / "strategies" / "random_walk.py"
     lines = ["set -e"]
-    hidden = _unreadable_ancestor(sys.prefix)
-    if hidden:  # Python lives under a directory nobody may enter (pyenv under /root): open a path to it
-        outer, inner = hidden
-        lines += [f"mkdir -p {tmp_path}/py", f"mount --bind {inner} {tmp_path}/py",
-                  f"mount -t tmpfs -o mode=0755 tmpfs {outer}", f"mkdir -p {inner}", f"mount --bind {tmp_path}/py {inner}"]
+    # Python may live under a directory nobody may enter (pyenv under /root), and a venv's python
+    # may be a symlink into one (the venv's prefix is readable, its base interpreter is not): open
+    # a path to each directory the interpreter needs, the base interpreter's included.
+    needed = subprocess.run([exe, "-c", "import json, os, sys; from generator.sandbox.jobs import interpreter_paths; "
+                             "print(json.dumps([os.path.realpath(sys.executable), *interpreter_paths()]))"],
+                            capture_output=True, text=True, check=True, env={"PYTHONPATH": str(PROJECT_ROOT)})
+    outers: dict = {}
+    for path in json.loads(needed.stdout):
+        hidden = _unreadable_ancestor(path)
+        if hidden:
+            outers.setdefault(hidden[0], set()).add(hidden[1])
+    for n, (outer, inners) in enumerate(sorted(outers.items())):
+        inners = sorted(inners)
+        if not all(os.path.isdir(i) for i in inners):
+            pytest.skip(f"the interpreter needs {inners} under {outer}, which user nobody cannot enter")
+        lines += [f"mkdir -p {tmp_path}/py{n}_{i}" for i in range(len(inners))]
+        lines += [f"mount --bind {inner} {tmp_path}/py{n}_{i}" for i, inner in enumerate(inners)]
+        lines.append(f"mount -t tmpfs -o mode=0755 tmpfs {outer}")
+        for i, inner in enumerate(inners):
+            lines += [f"mkdir -p {inner}", f"mount --bind {tmp_path}/py{n}_{i} {inner}"]
     lines.append(f"exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp "
-                 f"PYTHONPATH={PROJECT_ROOT} {sys.executable} {script} {hub_dir} {walk}")
+                 f"PYTHONPATH={PROJECT_ROOT} {exe} {script} {hub_dir} {walk}")
     proc = subprocess.run(["unshare", "-m", "sh", "-c", "\n".join(lines)], capture_output=True, text=True,
                           timeout=300, cwd="/tmp")
     found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

@@ -32,13 +32,18 @@ _SAFE_BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float
 
 
 class ParamSpace:
-    """A search space built from Kernel Tuner-style `tune_params` and restrictions, with the optimizer API."""
+    """A search space built from Kernel Tuner-style `tune_params` and restrictions, with the optimizer API.
 
-    def __init__(self, tune_params: dict[str, Iterable], restrictions=None, seed: int | None = None):
+    `constants` ({name: value}) are parameters with a single value that are not searched (Optuna
+    never samples them); restrictions that name them see their value, as in Kernel Tuner.
+    """
+
+    def __init__(self, tune_params: dict[str, Iterable], restrictions=None, seed: int | None = None,
+                 constants: dict | None = None):
         self.tune_params = {k: list(v) for k, v in tune_params.items()}
         self.param_names = list(self.tune_params)
         self.rng = np.random.default_rng(seed)
-        checks = [_restriction(r, self.param_names) for r in _as_list(restrictions)]
+        checks = [_restriction(r, self.param_names, constants or {}) for r in _as_list(restrictions)]
         values = list(self.tune_params.values())
         rows = [idx for idx in itertools.product(*[range(len(v)) for v in values])
                 if all(ok(dict(zip(self.param_names, (v[i] for v, i in zip(values, idx))))) for ok in checks)]
@@ -93,14 +98,19 @@ def _as_list(restrictions) -> list:
     return [restrictions] if isinstance(restrictions, str) or callable(restrictions) else list(restrictions)
 
 
-def _restriction(r, names) -> Callable[[dict], bool]:
-    """A restriction as Kernel Tuner takes it: an expression string, or a callable on the parameter dict."""
+def _restriction(r, names, constants=None) -> Callable[[dict], bool]:
+    """A restriction as Kernel Tuner takes it: an expression string, or a callable on the parameter dict.
+
+    Constant parameters (`constants`, not searched) are substituted: the restriction sees their value."""
+    constants = dict(constants or {})
     if callable(r):
-        return lambda p: bool(r(p))
+        return (lambda p: bool(r({**constants, **p}))) if constants else (lambda p: bool(r(p)))
     code = compile(str(r), "<restriction>", "eval")
-    unknown = set(code.co_names) - set(names) - set(_SAFE_BUILTINS)
+    unknown = set(code.co_names) - set(names) - set(constants) - set(_SAFE_BUILTINS)
     if unknown:
         raise ValueError(f"restriction {r!r} names unknown parameters {sorted(unknown)}; use names from tune_params")
+    if constants:
+        return lambda p: bool(eval(code, {"__builtins__": _SAFE_BUILTINS}, {**constants, **p}))  # noqa: S307
     return lambda p: bool(eval(code, {"__builtins__": _SAFE_BUILTINS}, p))  # noqa: S307 - the user's own expression
 
 
@@ -275,14 +285,23 @@ def _values_of(distribution) -> list | None:
     return None
 
 
+def _single_value(distribution):
+    """The one value of a single-valued Optuna distribution (Optuna returns it without sampling)."""
+    if isinstance(distribution, optuna.distributions.CategoricalDistribution):
+        return distribution.choices[0]
+    return distribution.low
+
+
 class GeneratedSampler(optuna.samplers.BaseSampler):
     """An Optuna sampler that proposes what a generated optimizer asks for (categorical/integer params).
 
     `optimizer` is a generated optimizer class (or instance). The joint space is every categorical
     and integer parameter the study has used so far (the first trial is sampled at random, like
     Optuna's CMA-ES sampler does); `search_space` ({name: distribution}) fixes it up front instead.
-    `restrictions` are Kernel Tuner-style constraints over those names. Float parameters, and trials
-    run while another one is still pending (n_jobs > 1), fall back to Optuna's RandomSampler.
+    `restrictions` are Kernel Tuner-style constraints over those names; parameters with a single
+    value are not searched (Optuna never samples them) but restrictions may name them: their value
+    is substituted, as in Kernel Tuner. Float parameters, and trials run while another one is still
+    pending (n_jobs > 1), fall back to Optuna's RandomSampler.
     """
 
     def __init__(self, optimizer, *, budget: int | None = None, search_space: dict | None = None,
@@ -297,12 +316,14 @@ class GeneratedSampler(optuna.samplers.BaseSampler):
         self._intersection = optuna.search_space.IntersectionSearchSpace()
         self._adapter: AskTellOptimizer | None = None
         self._names: list[str] = []
+        self._constants: dict[str, Any] = {}  # single-valued parameters: substituted into the restrictions
         self._proposed: dict[int, tuple] = {}  # trial number -> configuration it was given
 
     def infer_relative_search_space(self, study, trial) -> dict:
         if self._adapter is not None:
             return {n: self._space_dists[n] for n in self._names}
         space = self._fixed_space if self._fixed_space is not None else self._intersection.calculate(study)
+        self._constants = {n: _single_value(d) for n, d in space.items() if d.single()}
         return {n: d for n, d in space.items() if _values_of(d) is not None and not d.single()}
 
     def sample_relative(self, study, trial, search_space: dict) -> dict[str, Any]:
@@ -324,9 +345,9 @@ class GeneratedSampler(optuna.samplers.BaseSampler):
         self._names = list(search_space)
         self._space_dists = dict(search_space)
         tune_params = {n: _values_of(d) for n, d in search_space.items()}
-        self._adapter = AskTellOptimizer(self._optimizer, tune_params, self._budget,
-                                         hyperparameters=self._hyperparameters,
-                                         restrictions=self._restrictions, seed=self._seed)
+        space = ParamSpace(tune_params, self._restrictions, self._seed, constants=self._constants)
+        self._adapter = AskTellOptimizer(self._optimizer, space, self._budget,
+                                         hyperparameters=self._hyperparameters, seed=self._seed)
         for past in study.get_trials(deepcopy=False):  # what was measured before the optimizer started
             self._tell_trial(study, past, past.state, past.values)
 

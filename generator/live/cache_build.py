@@ -155,6 +155,21 @@ def finalize_cache(partial: Path, final: Path, overheads: dict, problem: Problem
     doc["tunesmith"] = {"problem": problem.name, "device": device, "kernel_tuner": kernel_tuner.__version__,
                         "iterations": problem.iterations, "verification_failures": wrong,
                         "built": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
-    with gzip.open(final, "wt") as fh:
-        json.dump(doc, fh, separators=(",", ":"))
+    doc = write_cache(doc, final)
+    return doc
+
+
+def write_cache(doc: dict, path: Path) -> dict:
+    """Gzip a complete cache as Kernel Tuner's reader wants it; returns the document in that order.
+
+    Kernel Tuner (1.5.0) reads cache files append-friendly: a file not ending in "}\n}" or "}}}"
+    counts as still open and gets "}\n}" appended, so a key after `cache` (Tunesmith's metadata
+    once was) breaks it with "Extra data". So `cache` comes last, and the file ends in "}\n}" like
+    Kernel Tuner's own, which it can also reopen to append to (tuning on with cache=FILE).
+    """
+    doc = {**{k: v for k, v in doc.items() if k != "cache"}, "cache": doc["cache"]}
+    text = json.dumps(doc, separators=(",", ":"))
+    text = text[:-1] + "\n}"
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as fh:
+        fh.write(text.encode())  # no name or time in the gzip header: a rebuild differs only by its data
     return doc

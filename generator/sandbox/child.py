@@ -222,9 +222,10 @@ def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int,
     iso.die_with_parent()
     workdir = os.path.join(job["workdir"], f"run{k}")
     if prot.held.get("namespaces") and iso.mount_private_root(prot):
-        n = iso.hide_paths(job.pop("hidden"), job.pop("keep"), prot)  # the candidate needs neither list
+        keep = job.pop("keep")  # the candidate needs neither list
+        n = iso.hide_paths(job.pop("hidden"), keep, prot)
         prot.mark("hidden_paths", n > 0, f"{n} paths covered")
-        workdir = iso.private_scratch(prot, job["scratch_mb"]) or workdir
+        workdir = iso.private_scratch(prot, job["scratch_mb"], keep) or workdir
         iso.mount_proc(prot)
         prot.mark("mount_namespace", True)
     os.makedirs(workdir, exist_ok=True)

@@ -121,22 +121,10 @@ def _cover_file(path: str, prot: Protections) -> int:
 
 def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
     """An empty tmpfs over `path`; kept subtrees inside it are bound back read-only at their place."""
-    handles = []
-    for k in inner_keep:
-        try:
-            handles.append((k, os.open(k, os.O_PATH)))  # reachable after `path` is covered
-        except OSError:
-            continue
+    handles = _open_kept(inner_keep)
     try:
         _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-        for k, fd in handles:
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(k, mode=0o755, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(k), mode=0o755, exist_ok=True)
-                open(k, "a").close()
-            _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
-            _mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        _bind_back(handles)
         _mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
         return 1
     except OSError as exc:
@@ -147,18 +135,42 @@ def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
             os.close(fd)
 
 
+def _open_kept(paths: list[str]) -> list[tuple[str, int]]:
+    """O_PATH handles: the kept subtrees stay reachable after a mount covers their parent."""
+    handles = []
+    for k in paths:
+        try:
+            handles.append((k, os.open(k, os.O_PATH)))
+        except OSError:
+            continue
+    return handles
+
+
+def _bind_back(handles: list[tuple[str, int]]) -> None:
+    """Bind each kept subtree back, read-only, at its own path (inside a freshly mounted tmpfs)."""
+    for k, fd in handles:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(k, mode=0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(k), mode=0o755, exist_ok=True)
+            open(k, "a").close()
+        _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+        _mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+
+
 def hide_paths(hidden, keep, prot: Protections) -> int:
     """Cover each hidden path with an empty read-only tmpfs (a file with /dev/null).
 
     What the interpreter needs (`keep`: Python's prefix, site-packages) stays visible even when it
     lies inside a hidden directory (a virtual environment in the project, Python under /root):
-    it is bound back, read-only, at the same path. Returns how many paths were covered.
+    it is bound back, read-only, at the same path. A hidden path inside a kept one (task data in
+    an installed package) is still covered. Returns how many paths were covered.
     """
     keep = sorted({os.path.realpath(k) for k in keep})
     count = 0
     for raw in sorted({os.path.realpath(h) for h in hidden}, key=len):  # outermost first
-        if raw == "/" or not os.path.lexists(raw) or any(_is_within(raw, k) for k in keep):
-            continue  # gone, already covered by an outer path, or part of what must stay
+        if raw == "/" or not os.path.lexists(raw) or raw in keep:
+            continue  # gone (inside an outer hidden path that kept nothing there), or itself kept
         if os.path.isdir(raw):
             count += _cover_dir(raw, [k for k in keep if _is_within(k, raw)], prot)
         else:
@@ -166,18 +178,27 @@ def hide_paths(hidden, keep, prot: Protections) -> int:
     return count
 
 
-def private_scratch(prot: Protections, size_mb: int) -> str | None:
-    """Private tmpfs over the world-writable directories; returns the new working directory."""
+def private_scratch(prot: Protections, size_mb: int, keep=()) -> str | None:
+    """Private tmpfs over the world-writable directories; returns the new working directory.
+
+    What the interpreter needs (`keep`: a venv under /tmp) is bound back read-only at its place.
+    """
+    keep = sorted({os.path.realpath(k) for k in keep})
     workdir = None
     for d in SCRATCH_DIRS:
         if not os.path.isdir(d) or os.path.islink(d):
             continue
+        handles = _open_kept([k for k in keep if _is_within(k, d) and k != d])
         try:
             _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
+            _bind_back(handles)
             if d == "/tmp":
                 workdir = "/tmp/work"
         except OSError as exc:
             prot.notes.append(f"private {d}: {exc.strerror}")
+        finally:
+            for _, fd in handles:
+                os.close(fd)
     prot.mark("private_tmp", workdir is not None)
     return workdir
 

@@ -106,15 +106,47 @@ def default_hidden_paths(tasks: list[Task], extra=()) -> list[str]:
 
 
 def interpreter_paths() -> list[str]:
-    """What the child's interpreter must keep seeing: Python, site-packages, this package."""
-    # Not this package: the host imports all of it that a run needs before the walls go up, so
-    # a candidate's `import generator.scoring.oracle` (or anything else of the project) finds nothing.
-    keep = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    """What the child's interpreter must keep seeing (read-only): Python and its installed packages.
+
+    The prefixes (a venv's and the Python it was made from), the interpreter's directory, the site
+    directories and every `sys.path` entry that holds installed packages: lazily imported modules
+    (numpy.ma) are read after the walls go up, wherever the venv lives (~/.venv, /tmp, conda).
+    Never kept: the project (the host imports what a run needs of it before the walls go up, so a
+    candidate's `import generator.scoring.oracle` finds nothing), nor anything that would contain a home
+    directory, the project or a scratch directory (keeping it would expose all of it).
+    """
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.exec_prefix)}
+    keep = set(prefixes) | {os.path.dirname(os.path.realpath(sys.executable))}
     keep.update(p for p in site.getsitepackages() if os.path.isdir(p))
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and os.path.isdir(user_site):
         keep.add(user_site)
-    return sorted(keep)
+    keep.update(p for p in sys.path if _holds_installed_packages(p, prefixes))
+    keep = {os.path.realpath(k) for k in keep if k}
+    never = [os.path.realpath(p) for p in ("/", "/root", "/home", Path.home(), PROJECT_ROOT, "/tmp", "/var/tmp",
+                                           "/dev/shm", "/run/lock")]
+    return sorted(k for k in keep if not any(_within(n, k) for n in never))
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def _holds_installed_packages(entry: str, prefixes) -> bool:
+    """A sys.path directory of the installation: under a prefix, a site directory, or with *.dist-info."""
+    if not entry or not os.path.isdir(entry):
+        return False  # '' (the current directory), zip files, path hooks
+    real = os.path.realpath(entry)
+    if any(_within(real, os.path.realpath(p)) for p in prefixes):
+        return True
+    if _within(real, str(PROJECT_ROOT)):
+        return False  # the project's own source (PYTHONPATH, an editable install) stays hidden
+    if os.path.basename(real) in ("site-packages", "dist-packages"):
+        return True
+    try:  # `pip install --target DIR`, PYTHONUSERBASE, ...: installed packages leave metadata
+        return any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(real))
+    except OSError:
+        return False
 
 
 def child_env(workdir: str) -> dict:

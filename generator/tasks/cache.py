@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from generator.tasks import cache_sanity
 from generator.errors import TunesmithError
 from generator.tasks.restrictions import RestrictionError, valid_indices
 
@@ -226,6 +228,7 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
     kinds: dict[int, str] = {}
     value_lists = [[str(v) for v in vals] for vals in tune_params.values()]
     missing = []
+    bad = []  # (key, what): negative, NaN or infinite times (generator/tasks/cache_sanity.py)
     has_objective = False
     for row, idx in enumerate(valid.tolist()):
         key = ",".join([vals[i] for vals, i in zip(value_lists, idx)])
@@ -236,10 +239,18 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
         if not any(k in entry for k in TIME_KEYS):
             raise TaskError(f"{path}: entry {key} has no timing keys {TIME_KEYS}; "
                             "give a cache written by Kernel Tuner (it records them)")
+        has_objective |= objective_name in entry
+        why = cache_sanity.bad_time(entry, objective_name)
+        if why is not None:  # not a measurement: counted as a failed configuration (or refused below)
+            bad.append((key, why))
+            ms = [cache_sanity.good_ms(entry, k) for k in cache_sanity.TIME_FIELDS]
+            seconds[row], overhead[row] = (ms[0] + ms[1]) / 1000.0, (ms[3] + ms[4]) / 1000.0
+            failed[row] = True
+            kinds[row] = cache_sanity.FAILURE_KIND
+            continue
         seconds[row] = _eval_ms(entry) / 1000.0
         overhead[row] = (_num(entry.get("framework_time")) + _num(entry.get("strategy_time"))) / 1000.0
         value = entry.get(objective_name, entry.get("__error__"))
-        has_objective |= objective_name in entry
         if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
             values[row] = float(value)
         else:
@@ -248,6 +259,11 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
     if missing:
         raise TaskError(f"{path}: {len(missing)} valid configurations are missing from the cache "
                         f"(first: {missing[0]}); brute-force the whole space or fix the restrictions")
+    if bad:
+        msg = cache_sanity.describe(path, bad, n, tune_params)
+        if not cache_sanity.tolerated(len(bad), n):
+            raise TaskError(f"{msg}; re-measure them, or mark them failed (\"__error__\": \"RuntimeFailedConfig\")")
+        warnings.warn(cache_sanity.TaskWarning(f"{msg}; they count as failed configurations"), stacklevel=4)
     if not has_objective:
         raise TaskError(f"{path}: no entry has the objective {objective_name!r}; "
                         "set the objective to a key the cache entries hold")
