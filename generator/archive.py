@@ -14,6 +14,7 @@ RUN_DIR/
   candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
   generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}
   code/<id>.py         the source of each candidate that had code
+  .lock                the run's lock (generator.run_lock): one campaign at a time, `hpo` shared
   hpo/, report/, export/   reserved for the rooms that build on a run
 ```
 

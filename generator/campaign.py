@@ -255,22 +255,28 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
 
         cfg.evaluation.executor = checked_url(executor)
     cfg, resolved = resolve_paths(cfg, config_path.parent)
-    archive = _open_or_create(cfg, resolved, config_path)
-    return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+    from generator.run_lock import run_lock
+
+    with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
+        archive = _open_or_create(cfg, resolved, config_path)
+        return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
 def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
            executor: str | None = None) -> Summary:
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
+    from generator.run_lock import run_lock
+
     archive = Archive.open(run_dir)
-    data = archive.config
-    data["output"]["run_dir"] = str(run_dir)
-    if budget:
-        data["evolution"]["budget"] = budget
-    if executor:
-        data.setdefault("evaluation", {})["executor"] = executor
-    cfg = parse_config(data, str(Path(run_dir) / "config.json"))
-    return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+    with run_lock(run_dir, "resume"):
+        data = archive.config
+        data["output"]["run_dir"] = str(run_dir)
+        if budget:
+            data["evolution"]["budget"] = budget
+        if executor:
+            data.setdefault("evaluation", {})["executor"] = executor
+        cfg = parse_config(data, str(Path(run_dir) / "config.json"))
+        return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
 def render_prompt(config_path, operator: str = "new") -> list[dict]:

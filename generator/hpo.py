@@ -330,16 +330,20 @@ def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, 
 
 def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoResult]:
     """The HPO stage: tune the chosen candidates of a run; results in RUN/hpo/<id>.json."""
+    from generator.run_lock import run_lock
+
     archive = Archive.open(run_dir)
-    train_tasks, test_tasks = task_sets(archive)
-    results = []
-    verbosity = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
-    try:
-        for candidate in candidates_to_tune(archive, settings):
-            results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
-    finally:
-        optuna.logging.set_verbosity(verbosity)
+    # shared: other `hpo` processes may tune this run too (they share the study), a campaign may not write it
+    with run_lock(run_dir, "hpo", shared=True):
+        train_tasks, test_tasks = task_sets(archive)
+        results = []
+        verbosity = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
+        try:
+            for candidate in candidates_to_tune(archive, settings):
+                results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
+        finally:
+            optuna.logging.set_verbosity(verbosity)
     return results
 
 
