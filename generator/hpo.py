@@ -23,6 +23,7 @@ import optuna
 
 from generator.archive import Archive
 from generator.errors import TunesmithError
+from generator.hpo_recovery import claim, interrupted, recover, same_retry
 from generator.hpo_results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.optimizer_source import parse_optimizer
 
@@ -108,7 +109,11 @@ def storage_url(run_dir: Path, storage: str | None) -> str:
 
 
 def open_storage(url: str):
-    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried."""
+    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried.
+
+    The heartbeat only fails a dead worker's trial; generator.hpo_recovery queues it again (for
+    every storage, and at once for workers on this host).
+    """
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
@@ -123,8 +128,7 @@ def open_storage(url: str):
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
                 warnings.simplefilter("ignore")
                 return optuna.storages.RDBStorage(
-                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120,
-                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1))
+                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120)
         except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
             # workers that start together race to create the schema; the loser just opens it again
             if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
@@ -154,8 +158,14 @@ def _surplus(trial: optuna.Trial, budget: int) -> bool:
     earlier = [t for t in trials if t.number < trial.number]
     if sum(_counted(t) for t in earlier) >= budget:
         return True
-    fixed = next((t.system_attrs.get("fixed_params") for t in trials if t.number == trial.number), None)
-    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier)
+    this = next((t for t in trials if t.number == trial.number), None)
+    if this is None:
+        return False
+    if any(same_retry(this, t) for t in earlier):  # two processes queued one interrupted trial again
+        return True
+    fixed, retried = this.system_attrs.get("fixed_params"), this.system_attrs.get("retry_history", [])
+    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier
+                                     if t.number not in retried)  # a retry repeats its original's values
 
 
 def _sampler_seed(study, settings: HpoSettings) -> int:
@@ -184,6 +194,7 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
     """Mean P over the training tasks, reported task by task so the pruner can stop a poor trial."""
 
     def objective(trial: optuna.Trial) -> float:
+        claim(trial)  # if this process dies, the next one sees the trial is orphaned and runs it again
         if _surplus(trial, settings.trials):
             trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
             return float("nan")
@@ -212,20 +223,24 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
         study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage)),
         direction="maximize", load_if_exists=True,
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
-    study.sampler = optuna.samplers.TPESampler(seed=_sampler_seed(study, settings))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
+    recover(study)  # before the seed: a dead process's trial is not a live one to keep apart from
+    study.sampler = optuna.samplers.TPESampler(seed=_sampler_seed(study, settings))
     if not study.get_trials(deepcopy=False):
         study.enqueue_trial(_default_params(dists, settings, source), skip_if_exists=True)
     objective = make_objective(source, dists, train_tasks, settings, timeout_s, workers)
     bar = _progress(progress, settings.trials, cid)
     try:
         while True:
-            used = sum(_counted(t) for t in study.get_trials(deepcopy=False))
+            recover(study)  # interrupted trials (a killed process, Ctrl-C) are queued again
+            trials = study.get_trials(deepcopy=False)
+            used = sum(_counted(t) for t in trials)
             bar.n = min(used, settings.trials)
             bar.refresh()
-            if used >= settings.trials:
+            # a queued trial holds one of the N places: it is run, never left waiting
+            if used >= settings.trials and not any(t.state == optuna.trial.TrialState.WAITING for t in trials):
                 break
             # one trial at a time: the count above sees the other processes' trials between them
             study.optimize(objective, n_trials=1, catch=())
@@ -318,7 +333,8 @@ def _trial_counts(study) -> dict:
     trials = study.get_trials(deepcopy=False)
     return {"complete": sum(t.state == s.COMPLETE for t in trials),
             "pruned": sum(t.state == s.PRUNED for t in trials),
-            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials)}  # not surplus/stale
+            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials),  # not surplus/stale
+            "interrupted": sum(interrupted(t) for t in trials)}  # killed or stopped, then run again
 
 
 def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, int]:
