@@ -255,7 +255,11 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
 
         cfg.evaluation.executor = checked_url(executor)
     cfg, resolved = resolve_paths(cfg, config_path.parent)
+    from generator.llm import check_key
     from generator.run_lock import run_lock
+
+    if completion is None:
+        check_key(cfg.llm)  # a missing API key is named before anything is written
 
     with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
         archive = _open_or_create(cfg, resolved, config_path)
@@ -314,7 +318,9 @@ def _usage_line(usage: dict, model: str) -> str:
     who = "offline synthesizer (no LLM)" if model.startswith("synth/") else f"LLM {model}"
     return (f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
             f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
-            f"{usage.get('cost_usd', 0.0):.4f} USD")
+            f"{usage.get('cost_usd', 0.0):.4f} USD"
+            + (f"; {usage['estimated_prompt_tokens']} of the prompt tokens are estimated (requests that timed out "
+               "may still be billed)" if usage.get("estimated_prompt_tokens") else ""))
 
 
 def format_summary(s: Summary) -> str:

@@ -25,16 +25,17 @@ def reply_for(body: dict) -> str:
             f"            for c in searchspace.get_random_sample({n}):\n                func(c)\n```\n")
 
 
-def write_campaign(path: Path, api_base: str, run_dir: Path, budget: int = 6, llm: str = "", extra: str = "") -> Path:
+def write_campaign(path: Path, api_base: str, run_dir: Path, budget: int = 6, llm: str = "", extra: str = "",
+                   retries: int = 1, timeout: float = 10) -> Path:
     """A campaign of `budget` candidates on one hub task, one repeat, asking the fake server."""
     path.write_text(f'''name = "{path.stem}"
 [llm]
 model = "openai/fake"
 api_base = "{api_base}"
-retries = 1
+retries = {retries}
 backoff = 0.01
 seed = 11
-timeout = 10
+timeout = {timeout}
 max_consecutive_errors = 2
 {llm}
 [evolution]
