@@ -174,7 +174,17 @@ class Campaign:
                                    "best": best.id if best else None})
 
     def run(self) -> Summary:
-        """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly."""
+        """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly.
+
+        Ctrl-C and SIGTERM stop it cleanly too (status `stopped`, resumable); the KeyboardInterrupt
+        goes on to the caller with `resume_command` set.
+        """
+        from generator.interrupts import sigterm_as_interrupt
+
+        with sigterm_as_interrupt():
+            return self._run()
+
+    def _run(self) -> Summary:
         from tqdm import tqdm
 
         evo = Evolution(self.cfg.evolution, self.produce,
@@ -192,8 +202,11 @@ class Campaign:
             evo.run()
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
-        except KeyboardInterrupt:
-            self._write_status("stopped", "interrupted (Ctrl-C)")
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
+            from generator.interrupts import reason
+
+            self._write_status("stopped", reason(exc))
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
             raise
         except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
             self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])

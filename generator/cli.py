@@ -324,15 +324,22 @@ COMMANDS["bench"] = (_setup_bench, _cmd_bench, "score Kernel Tuner strategies an
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
+    from generator.interrupts import sigterm_as_interrupt
+
     args = _build_parser().parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
+            return int(args.handler(args) or 0)
     except TunesmithError as exc:
         print(f"tunesmith: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("tunesmith: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
+        from generator.interrupts import exit_code, reason
+
+        resume = getattr(exc, "resume_command", None)
+        saved = f"; the run is saved, to continue: {resume}" if resume else ""
+        print(f"tunesmith: {reason(exc)}{saved}", file=sys.stderr)
+        return exit_code(exc)
 
 
 if __name__ == "__main__":
