@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.config import CampaignConfig, ConfigError, blocking_changes, load_config, parse_config
+from generator.config import CampaignConfig, ConfigError, blocking_changes, check_budget, load_config, parse_config
 from generator.errors import TunesmithError
 from generator.evolution import Evolution, Plan
 from generator.llm import LLMClient, StopCampaign, Usage
@@ -262,7 +262,7 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     if run_dir:
         cfg.output.run_dir = run_dir
     if budget:
-        cfg.evolution.budget = budget
+        cfg.evolution.budget = check_budget(budget, f"--budget {budget}: ")
     if executor:  # e.g. the same campaign on a Dask cluster: `--executor dask://HOST:PORT`
         from generator.dask_executor import checked_url
 
@@ -284,6 +284,8 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
     from generator.run_lock import run_lock
 
+    if budget:
+        check_budget(budget, f"--budget {budget}: ")
     archive = Archive.open(run_dir)
     with run_lock(run_dir, "resume"):
         data = archive.config

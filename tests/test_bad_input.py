@@ -1,0 +1,112 @@
+"""Crashes and confusing answers a new user met (issue 15, items 9, 10, 12, 13, 14): each is one
+line that says what is wrong and what to do, exit code 2, and nothing written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from generator.archive import Archive, Candidate
+from generator.cli import main
+from generator.config import ConfigError, load_config, parse_config
+
+MINIMAL = {"tasks": {"train": ["hub:convolution_milo/A100"]}}
+
+
+@pytest.fixture()
+def campaign(tmp_path, hub_dir, monkeypatch):
+    """A valid campaign file (offline synthesizer) whose run directory is tmp_path/run."""
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    path = tmp_path / "c.toml"
+    path.write_text(f'[tasks]\ntrain = ["hub:convolution_milo/A100"]\n[evolution]\nbudget = 2\n'
+                    f'[evaluation]\nrepeats = 1\n[output]\nrun_dir = "{tmp_path / "run"}"\n')
+    return path
+
+
+def _one_line_error(capsys) -> str:
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert err.startswith("tunesmith: error: "), err
+    return err
+
+
+def _files(root: Path) -> set:
+    return {p for p in root.rglob("*")}
+
+
+# -- item 9: unusable run directories and campaign files -------------------------------------
+
+def test_run_dir_under_a_file(campaign, tmp_path, capsys):
+    (tmp_path / "afile").write_text("not a folder\n")
+    before = _files(tmp_path)
+    assert main(["run", str(campaign), "--run-dir", str(tmp_path / "afile" / "run"), "--no-progress"]) == 2
+    err = _one_line_error(capsys)
+    assert f"{tmp_path / 'afile'} is a file" in err and "--run-dir" in err
+    assert _files(tmp_path) == before and (tmp_path / "afile").read_text() == "not a folder\n"
+
+
+def test_run_dir_not_writable(campaign, tmp_path, capsys):
+    if os.geteuid() == 0:  # root writes anywhere a mode allows nothing: use a place the kernel refuses
+        target = Path("/sys/tunesmith-test-run")
+        if not Path("/sys").is_dir():
+            pytest.skip("running as root without /sys: no folder here refuses root")
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o555)
+        target = locked / "run"
+    assert main(["run", str(campaign), "--run-dir", str(target), "--no-progress"]) == 2
+    err = _one_line_error(capsys)
+    assert "not writable" in err and not target.exists(), err
+
+
+def test_campaign_file_is_a_directory(tmp_path, capsys):
+    assert main(["run", str(tmp_path), "--no-progress"]) == 2
+    err = _one_line_error(capsys)
+    assert "is a folder, not a campaign file" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_campaign_file_is_binary(tmp_path, capsys):
+    binary = tmp_path / "c.toml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    assert main(["run", str(binary), "--no-progress"]) == 2
+    err = _one_line_error(capsys)
+    assert "not a text file" in err and "UTF-8" in err
+    assert list(tmp_path.iterdir()) == [binary]
+
+
+# -- item 10: strict types where only a mistake gives another type; a sane budget -------------
+
+@pytest.mark.parametrize("section, key, value", [
+    ("evaluation", "repeats", "2"), ("evolution", "budget", "100"), ("llm", "temperature", "0.8"),
+    ("hpo", "enabled", "true"), ("evolution", "seed", 1.5), ("evaluation", "workers", True),
+])
+def test_values_of_the_wrong_type_are_not_coerced(section, key, value):
+    with pytest.raises(ConfigError) as err:
+        parse_config({**MINIMAL, section: {key: value}}, "c.toml")
+    msg = str(err.value)
+    assert msg.startswith(f"c.toml: {section}.{key}:") and repr(value) in msg, msg
+    if isinstance(value, str):
+        assert "without quotes" in msg, msg
+
+
+def test_floats_still_take_whole_numbers():
+    cfg = parse_config({**MINIMAL, "evaluation": {"timeout": 60}, "llm": {"caps": {"max_usd": 2}}})
+    assert cfg.evaluation.timeout == 60.0 and cfg.llm.caps.max_usd == 2.0
+
+
+def test_absurd_budget_is_refused_and_the_limit_said(campaign, tmp_path, capsys):
+    with pytest.raises(ConfigError, match=r"evolution.budget: at most 100000 candidates \(got 99999999999999999999999\)"):
+        parse_config({**MINIMAL, "evolution": {"budget": 99999999999999999999999}}, "c.toml")
+    campaign.write_text(campaign.read_text().replace("budget = 2", "budget = 99999999999999999999999"))
+    assert main(["run", str(campaign), "--no-progress"]) == 2
+    assert "at most 100000 candidates" in _one_line_error(capsys)
+    campaign.write_text(campaign.read_text().replace("budget = 99999999999999999999999", "budget = 2"))
+    assert main(["run", str(campaign), "--budget", "99999999999999999999999", "--no-progress"]) == 2
+    err = _one_line_error(capsys)
+    assert "--budget" in err and "at most 100000 candidates" in err
+    assert not (tmp_path / "run").exists()
