@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -101,19 +102,39 @@ def _append_line(path: Path, record: dict) -> None:
         os.fsync(fh.fileno())
 
 
-def _read_lines(path: Path) -> list[dict]:
-    """All complete JSON lines of a file; a torn last line from a crash is skipped."""
+_WARNED: set = set()  # (file, line number, line): each damaged line is reported once per process
+
+
+def _skip_warning(path: Path, number: int, line: str, why: str) -> None:
+    key = (str(path), number, line)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(f"tunesmith: warning: {path} line {number}: {why}; the line is skipped and the rest of the run is "
+              "read as usual (a candidate lost this way is made again on resume)", file=sys.stderr)
+
+
+def _read_lines(path: Path, make=None) -> list:
+    """All complete JSON lines of a file (each through `make`, if given); a torn last line from a crash
+    is skipped silently, a damaged line elsewhere with a warning that gives its number."""
     if not path.exists():
         return []
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
             if not line.endswith("\n"):
                 break  # cut short by a crash mid-write
             try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                _skip_warning(path, number, line, f"not valid JSON ({exc.msg})")
                 continue
+            if make is None:
+                records.append(record)
+                continue
+            try:
+                records.append(make(record))
+            except (TypeError, AttributeError, ValueError) as exc:
+                _skip_warning(path, number, line, f"not a {make.__qualname__.split('.')[0].lower()} record ({exc})")
     return records
 
 
@@ -186,7 +207,7 @@ class Archive:
 
     def candidates(self) -> list[Candidate]:
         """All candidates in the order they were generated."""
-        return [Candidate.from_dict(r) for r in _read_lines(self.run_dir / CANDIDATES)]
+        return _read_lines(self.run_dir / CANDIDATES, Candidate.from_dict)
 
     def candidate(self, cid: str) -> Candidate:
         for c in self.candidates():
@@ -206,7 +227,7 @@ class Archive:
         """All recorded LLM exchanges (generator.llm.Exchange), in call order."""
         from generator.llm import Exchange
 
-        return [Exchange.from_dict(r) for r in _read_lines(self.run_dir / EXCHANGES)]
+        return _read_lines(self.run_dir / EXCHANGES, Exchange.from_dict)
 
     def generations(self) -> list[dict]:
         return _read_lines(self.run_dir / GENERATIONS)

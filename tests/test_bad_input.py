@@ -110,3 +110,21 @@ def test_absurd_budget_is_refused_and_the_limit_said(campaign, tmp_path, capsys)
     err = _one_line_error(capsys)
     assert "--budget" in err and "at most 100000 candidates" in err
     assert not (tmp_path / "run").exists()
+
+
+# -- item 12: a corrupted line in candidates.jsonl is reported, the rest is read -------------------
+
+def test_corrupted_candidate_line_is_reported_with_its_number(tmp_path, capsys):
+    archive = Archive.create(tmp_path / "run", {"name": "x"})
+    for i in (1, 2, 3):
+        archive.append_candidate(Candidate(id=f"c{i:04d}", generation=0, operator="new"))
+    path = tmp_path / "run" / "candidates.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = '{"id": "c0002", "gener\x00\x00 disk garbage\n'
+    lines.insert(2, '["valid JSON", "but not a candidate"]\n')
+    path.write_text("".join(lines))
+    assert [c.id for c in archive.candidates()] == ["c0001", "c0003"]  # the run goes on with the rest
+    err = capsys.readouterr().err
+    assert f"{path} line 2: not valid JSON" in err and f"{path} line 3: not a candidate record" in err, err
+    archive.candidates()
+    assert capsys.readouterr().err == ""  # said once, not at every read
