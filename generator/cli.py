@@ -202,12 +202,13 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
     p.add_argument("--id", help="candidate to export (default: the best tuned one, else the best)")
     p.add_argument("--out", help="package directory to write into (default: the generated_algorithms package)")
+    p.add_argument("--force", action="store_true", help="replace an existing module of that name (and its report)")
 
 
 def _cmd_export(args) -> int:
     from generator.export import export_run
 
-    exported = export_run(args.run_dir, args.name, args.id, args.out)
+    exported = export_run(args.run_dir, args.name, args.id, args.out, overwrite=args.force)
     print(f"exported {exported.candidate_id} -> {exported.module}")
     print(f"report:  {exported.report}")
     print(f"tuned values: {exported.tuned_values or 'defaults kept'}")

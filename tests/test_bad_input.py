@@ -128,3 +128,22 @@ def test_corrupted_candidate_line_is_reported_with_its_number(tmp_path, capsys):
     assert f"{path} line 2: not valid JSON" in err and f"{path} line 3: not a candidate record" in err, err
     archive.candidates()
     assert capsys.readouterr().err == ""  # said once, not at every read
+
+
+# -- item 13: export does not overwrite a module unless told -------------------------------------
+
+def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
+    source = ("class A:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n        pass\n\n"
+              "    def __call__(self, func, searchspace):\n        pass\n")
+    archive = Archive.create(tmp_path / "run", {"name": "x", "llm": {"model": "synth/components"}})
+    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new", code_path=archive.write_code(
+        "c0001", source), fitness={"score": 0.5, "per_task": {}}))
+    out = tmp_path / "pkg"
+    out.mkdir()
+    (out / "mine.py").write_text("# my own module\n")
+    assert main(["export", str(archive.run_dir), "--name", "mine", "--out", str(out)]) == 2
+    err = _one_line_error(capsys)
+    assert "exists" in err and "--force" in err
+    assert (out / "mine.py").read_text() == "# my own module\n" and not (out / "reports").exists()
+    assert main(["export", str(archive.run_dir), "--name", "mine", "--out", str(out), "--force"]) == 0
+    assert "class A" in (out / "mine.py").read_text()
