@@ -338,15 +338,31 @@ def _usage_line(usage: dict, model: str) -> str:
                "may still be billed)" if usage.get("estimated_prompt_tokens") else ""))
 
 
+P_REMINDER = ("P (the auto-tuning methodology's score, per task): 1 = finds the optimum at once, 0 = no better "
+              "than random search, below 0 = worse; averaged over the task's time budget")
+
+
 def format_summary(s: Summary) -> str:
     """The end-of-campaign report: state, leaderboard, best file, cost and tokens."""
     lines = [f"campaign {s.state}: {s.reason}", f"run directory: {s.run_dir}",
              f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
     lines += _leaderboard_lines(s.leaderboard)
-    lines.append(f"best candidate: {s.best_file}" if s.best_file else "best candidate: none")
+    best = s.leaderboard[0] if s.leaderboard else None
+    if best is None:
+        lines.append("best candidate: none")
+    else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
+        lines.append(f"best candidate: {best.id}, P {best.score:.3f} (its code: {s.best_file}; not yet a Kernel Tuner "
+                     "strategy, `tunesmith export` makes one)")
     lines.append(_usage_line(s.usage, s.model))
     if s.state != "finished":
         lines.append(f"to continue: tunesmith resume {s.run_dir}")
+    if best is not None:
+        hpo = f"tunesmith hpo {s.run_dir} --id {best.id} --trials 30"
+        export = f"tunesmith export {s.run_dir} --name my_optimizer --id {best.id}"
+        width = max(len(hpo), len(export))
+        lines += ["next:", f"  {hpo:{width}}  # tune its hyperparameters (Optuna)",
+                  f"  {export:{width}}  # -> generated_algorithms/my_optimizer.py, a Kernel Tuner strategy"]
+    lines.append(P_REMINDER)
     return "\n".join(lines)
 
 

@@ -246,10 +246,14 @@ def _fix_hint(err: dict) -> str:
 
 
 def _one_line(path: str, exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    return f"{path}: {key}: {_fix_hint(err)}{more}"
+    errors = exc.errors()
+    keys = [".".join(str(p) for p in err["loc"]) or "(top level)" for err in errors]
+    others = keys[1:]
+    more = ""
+    if others:  # one line stays one line: the first problem in full, the others by their keys
+        more = (f" (and {len(others)} more problem{'s' if len(others) > 1 else ''} in this file: "
+                f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''})")
+    return f"{path}: {keys[0]}: {_fix_hint(errors[0])}{more}"
 
 
 def parse_config(data: dict, path: str = "<config>") -> CampaignConfig:

@@ -147,3 +147,47 @@ def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert (out / "mine.py").read_text() == "# my own module\n" and not (out / "reports").exists()
     assert main(["export", str(archive.run_dir), "--name", "mine", "--out", str(out), "--force"]) == 0
     assert "class A" in (out / "mine.py").read_text()
+
+
+# -- item 14: what the end of a run and the error messages say ----------------------------------
+
+def test_end_of_run_names_the_next_commands_and_what_p_means(tmp_path):
+    from generator.campaign import Summary, format_summary
+
+    board = [Candidate(id="c0007", generation=1, operator="refine", code_path="code/c0007.py",
+                       fitness={"score": 0.91, "per_task": {"t/A": {"score": 0.91}}}, description="# Best")]
+    text = format_summary(Summary(tmp_path, "finished", "done", 3, 3, {"calls": 3}, board,
+                                  tmp_path / "code" / "c0007.py", "synth/components"))
+    last = text.splitlines()[-3:]
+    assert last[0].strip().startswith(f"tunesmith hpo {tmp_path}") and "--id c0007" in last[0]
+    assert last[1].strip().startswith(f"tunesmith export {tmp_path} --name ") and "--id c0007" in last[1]
+    assert last[2].startswith("P ") and "1" in last[2] and "random search" in last[2]
+    assert "best candidate: c0007" in text and "not yet a Kernel Tuner strategy" in text
+
+
+def test_several_config_problems_are_named(capsys, tmp_path):
+    with pytest.raises(ConfigError) as err:
+        parse_config({**MINIMAL, "evolution": {"seeed": 3, "budget": 0}, "llm": {"model": "llama3"}}, "c.toml")
+    msg = str(err.value)
+    assert "problem(s)" not in msg
+    assert "2 more problems" in msg and "evolution.budget" in msg and "llm.model" in msg, msg
+
+
+def test_missing_task_file_names_each_place_looked_once(tmp_path, monkeypatch, hub_dir):
+    from generator.task_sets import resolve_paths
+
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[tasks]\ntrain = ["spaces/missing.json.gz"]\n')
+    with pytest.raises(ConfigError) as err:
+        resolve_paths(load_config(cfg), cfg.parent)
+    msg = str(err.value)
+    assert msg.count("missing.json.gz") == 1 and msg.count(str(tmp_path)) == 1, msg  # one place, said once
+    assert f"looked in {tmp_path}" in msg, msg
+    other = tmp_path / "campaigns"
+    other.mkdir()
+    (other / "c.toml").write_text(cfg.read_text())
+    with pytest.raises(ConfigError) as err:
+        resolve_paths(load_config(other / "c.toml"), other)
+    msg = str(err.value)
+    assert f"the current folder ({tmp_path})" in msg and f"the campaign file's folder ({other})" in msg, msg
