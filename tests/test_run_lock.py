@@ -9,9 +9,12 @@ is refused while a campaign writes the run, and a campaign while `hpo` works on 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -22,9 +25,17 @@ from generator.archive import Archive
 
 @pytest.fixture()
 def server(monkeypatch, hub_dir):
+    """The fake LLM; while `srv.gate` is cleared, its replies wait (the first campaign is mid-run)."""
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
-    with FakeLLMServer(reply_for, delay=0.3) as srv:
+    gate = threading.Event()
+    gate.set()
+
+    def reply(body):
+        gate.wait(120)
+        return reply_for(body)
+    with FakeLLMServer(reply) as srv:
+        srv.gate = gate
         yield srv
 
 
@@ -36,28 +47,47 @@ def _one_line(err: str) -> str:
 
 def test_second_run_of_one_run_directory_is_refused_with_the_holders_pid(server, tmp_path):
     budget = 6
-    cfg = write_campaign(tmp_path / "c.toml", server.base_url, tmp_path / "run", budget=budget)
+    cfg = write_campaign(tmp_path / "c.toml", server.base_url, tmp_path / "run", budget=budget, timeout=150)
     first = tunesmith("run", str(cfg), "--no-progress")
-    wait_for_lines(tmp_path / "run" / "candidates.jsonl", 1, first)
-    second = tunesmith("run", str(cfg), "--no-progress")
-    out, err = second.communicate(timeout=120)
-    assert second.returncode != 0, (out, err)
-    line = _one_line(err)
-    assert f"pid {first.pid}" in line and "in use" in line, line
-    resumed = tunesmith("resume", str(tmp_path / "run"), "--no-progress")
-    _, err = resumed.communicate(timeout=120)
-    assert resumed.returncode != 0 and f"pid {first.pid}" in _one_line(err)
-    hpo = tunesmith("hpo", str(tmp_path / "run"), "--trials", "1", "--quiet")
-    _, err = hpo.communicate(timeout=120)
-    assert hpo.returncode != 0 and f"pid {first.pid}" in _one_line(err)
-
-    out, err = first.communicate(timeout=300)
+    try:
+        wait_for_lines(tmp_path / "run" / "candidates.jsonl", 1, first)
+        server.gate.clear()  # the first campaign now waits for its next reply, holding the run directory
+        _refused_while_running(first, cfg, tmp_path / "run")
+    except BaseException:
+        os.killpg(first.pid, signal.SIGKILL)
+        raise
+    finally:
+        server.gate.set()
+    out, err = _finish(first, 300)
     assert first.returncode == 0, err
     ids = [c.id for c in Archive.open(tmp_path / "run").candidates()]
     assert ids == [f"c{i:04d}" for i in range(1, budget + 1)]  # none twice, none lost
     refs = [x.ref for x in Archive.open(tmp_path / "run").exchanges()]
     assert len(refs) == len(set(refs)) == budget
     assert json.loads((tmp_path / "run" / "status.json").read_text())["state"] == "finished"
+
+
+def _finish(proc, timeout=120):
+    """The output of a process that must end soon; killed (and the test failed) if it does not."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError(f"{proc.args} did not end: it was not refused") from None
+
+
+def _refused_while_running(first, cfg, run):
+    second = tunesmith("run", str(cfg), "--no-progress")
+    out, err = _finish(second)
+    assert second.returncode != 0, (out, err)
+    line = _one_line(err)
+    assert f"pid {first.pid}" in line and "in use" in line, line
+    resumed = tunesmith("resume", str(run), "--no-progress")
+    _, err = _finish(resumed)
+    assert resumed.returncode != 0 and f"pid {first.pid}" in _one_line(err)
+    hpo = tunesmith("hpo", str(run), "--trials", "1", "--quiet")
+    _, err = _finish(hpo)
+    assert hpo.returncode != 0 and f"pid {first.pid}" in _one_line(err)
 
 
 HOLDER = textwrap.dedent("""
