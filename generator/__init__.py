@@ -1,9 +1,9 @@
 """Tunesmith: generates optimization algorithms for GPU auto-tuning.
 
 Rooms, from the bottom up (a room imports only those before it; tests/test_architecture.py checks):
-errors, config, jsonl -> tasks -> scoring -> sandbox -> live -> evaluation -> llm -> archive ->
-guided -> tuning -> campaign -> export -> review -> bench -> cli (and the README's documented
-re-export paths: adapters, hpo, live_eval, live_tasks, synth).
+errors, interrupts, config, jsonl -> tasks -> scoring -> sandbox -> live -> evaluation -> llm ->
+archive, run_lock -> guided -> tuning -> campaign -> export -> review -> bench -> cli (and the
+README's documented re-export paths: adapters, hpo, live_eval, live_tasks, synth).
 """
 
 import os

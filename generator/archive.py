@@ -14,6 +14,7 @@ RUN_DIR/
   candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
   generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}
   code/<id>.py         the source of each candidate that had code
+  .lock                the run's lock (generator.run_lock): one campaign at a time, `hpo` shared
   hpo/, report/, export/   reserved for the rooms that build on a run
 ```
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -160,7 +162,7 @@ class Archive:
 
     def candidates(self) -> list[Candidate]:
         """All candidates in the order they were generated."""
-        return [Candidate.from_dict(r) for r in read_lines(self.run_dir / CANDIDATES)]
+        return read_lines(self.run_dir / CANDIDATES, Candidate.from_dict)
 
     def candidate(self, cid: str) -> Candidate:
         for c in self.candidates():

@@ -203,12 +203,13 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
     p.add_argument("--id", help="candidate to export (default: the best tuned one, else the best)")
     p.add_argument("--out", help="package directory to write into (default: the generated_algorithms package)")
+    p.add_argument("--force", action="store_true", help="replace an existing module of that name (and its report)")
 
 
 def _cmd_export(args) -> int:
     from generator.export.exporter import export_run
 
-    exported = export_run(args.run_dir, args.name, args.id, args.out)
+    exported = export_run(args.run_dir, args.name, args.id, args.out, overwrite=args.force)
     print(f"exported {exported.candidate_id} -> {exported.module}")
     print(f"report:  {exported.report}")
     print(f"tuned values: {exported.tuned_values or 'defaults kept'}")
@@ -354,15 +355,22 @@ COMMANDS["llm"] = (_setup_llm, _cmd_llm, "local code models: llm install|list|re
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
+    from generator.interrupts import sigterm_as_interrupt
+
     args = _build_parser().parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
+            return int(args.handler(args) or 0)
     except TunesmithError as exc:
         print(f"tunesmith: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("tunesmith: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
+        from generator.interrupts import exit_code, reason
+
+        resume = getattr(exc, "resume_command", None)
+        saved = f"; the run is saved, to continue: {resume}" if resume else ""
+        print(f"tunesmith: {reason(exc)}{saved}", file=sys.stderr)
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from generator.errors import TunesmithError
 
 DEFAULT_HUB = "../shared/data/benchmark_hub"
+# Candidates per campaign at most: at seconds to minutes per candidate this is already days to months
+# of evaluation (and LLM calls); a larger number is a typo, not a plan.
+MAX_BUDGET = 100_000
 HUB_ENV = "TUNESMITH_BENCHMARK_HUB"
 # Executor URLs (`[evaluation] executor`): the grammar is checked here; generator.evaluation runs them.
 DASK_LOCAL = "dask-local"
@@ -50,17 +53,17 @@ class Section(BaseModel):
 class LLMCaps(Section):
     """Hard limits over the whole campaign; the campaign stops cleanly before passing one."""
 
-    max_calls: int | None = Field(None, ge=0)
-    max_tokens: int | None = Field(None, ge=0)
-    max_usd: float | None = Field(None, ge=0)
+    max_calls: int | None = Field(None, ge=0, strict=True)
+    max_tokens: int | None = Field(None, ge=0, strict=True)
+    max_usd: float | None = Field(None, ge=0, strict=True)
 
 
 class LocalLLMConfig(Section):
     """The llama.cpp server Tunesmith starts for `model = "local/NAME"` (see `tunesmith llm install`)."""
 
-    threads: int = Field(1, ge=1, le=256)  # one thread: on 2 loaded cores two threads were slower
-    context: int = Field(8192, ge=512)  # tokens of prompt + reply the server keeps
-    startup_timeout: float = Field(600.0, gt=0)  # seconds to load the model and answer
+    threads: int = Field(1, ge=1, le=256, strict=True)  # one thread: on 2 loaded cores two threads were slower
+    context: int = Field(8192, ge=512, strict=True)  # tokens of prompt + reply the server keeps
+    startup_timeout: float = Field(600.0, gt=0, strict=True)  # seconds to load the model and answer
 
 
 LOCAL_TIMEOUT_S = 900.0  # a CPU model takes minutes for a long prompt; a hosted model's 120 s would cut it off
@@ -71,13 +74,13 @@ class LLMConfig(Section):
 
     model: str = "synth/components"
     api_base: str | None = None
-    temperature: float = Field(0.8, ge=0, le=2)
-    max_tokens: int = Field(4096, gt=0)  # per reply
-    timeout: float = Field(120.0, gt=0)  # seconds per request
-    retries: int = Field(3, ge=0, le=20)
-    backoff: float = Field(2.0, ge=0)  # seconds before the first retry, doubled each time
-    seed: int | None = None
-    max_consecutive_errors: int = Field(3, ge=1)
+    temperature: float = Field(0.8, ge=0, le=2, strict=True)
+    max_tokens: int = Field(4096, gt=0, strict=True)  # per reply
+    timeout: float = Field(120.0, gt=0, strict=True)  # seconds per request
+    retries: int = Field(3, ge=0, le=20, strict=True)
+    backoff: float = Field(2.0, ge=0, strict=True)  # seconds before the first retry, doubled each time
+    seed: int | None = Field(None, strict=True)
+    max_consecutive_errors: int = Field(3, ge=1, strict=True)
     params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
     caps: LLMCaps = Field(default_factory=LLMCaps)
     local: LocalLLMConfig = Field(default_factory=LocalLLMConfig)
@@ -117,10 +120,10 @@ class LLMConfig(Section):
 class Operators(Section):
     """Relative weights of the variation operators (need not sum to 1)."""
 
-    new: float = Field(0.2, ge=0)
-    refine: float = Field(0.5, ge=0)
-    simplify: float = Field(0.15, ge=0)
-    fix: float = Field(0.15, ge=0)
+    new: float = Field(0.2, ge=0, strict=True)
+    refine: float = Field(0.5, ge=0, strict=True)
+    simplify: float = Field(0.15, ge=0, strict=True)
+    fix: float = Field(0.15, ge=0, strict=True)
 
     @model_validator(mode="after")
     def _some_weight(self):
@@ -133,13 +136,18 @@ class EvolutionConfig(Section):
     """The evolutionary loop: population sizes, selection, operators, budget in candidates."""
 
     strategy: Literal["mu+lambda", "mu,lambda"] = "mu+lambda"
-    n_parents: int = Field(4, ge=1)  # mu: survivors per generation (and size of generation 0)
-    n_offspring: int = Field(12, ge=1)  # lambda: candidates generated per generation
-    budget: int = Field(100, ge=1)  # generated candidates in total, failures and duplicates included
+    n_parents: int = Field(4, ge=1, strict=True)  # mu: survivors per generation (and size of generation 0)
+    n_offspring: int = Field(12, ge=1, strict=True)  # lambda: candidates generated per generation
+    budget: int = Field(100, ge=1, strict=True)  # generated candidates in total, failures and duplicates included
     selection: Literal["tournament", "roulette", "best"] = "tournament"
-    tournament_size: int = Field(2, ge=1)
-    seed: int = 1
+    tournament_size: int = Field(2, ge=1, strict=True)
+    seed: int = Field(1, strict=True)
     operators: Operators = Field(default_factory=Operators)
+
+    @field_validator("budget")
+    @classmethod
+    def _sane_budget(cls, v: int) -> int:
+        return check_budget(v)
 
     @model_validator(mode="after")
     def _comma_needs_offspring(self):
@@ -149,6 +157,15 @@ class EvolutionConfig(Section):
         return self
 
 
+def check_budget(budget: int, what: str = "") -> int:
+    """A budget in candidates that a campaign can spend (1 .. MAX_BUDGET)."""
+    if budget > MAX_BUDGET:
+        raise (ConfigError if what else ValueError)(
+            f"{what}at most {MAX_BUDGET} candidates (got {budget}): that is already days to months of evaluation, "
+            "more is most likely a typo; a finished run can be extended with `tunesmith resume RUN --budget N`")
+    return budget
+
+
 class TasksConfig(Section):
     """Training and test tasks. Each entry: 'hub:APP/GPU' (or 'hub:APP'), a cache file, a hub
     directory, or 'problem:NAME'."""
@@ -156,7 +173,7 @@ class TasksConfig(Section):
     hub: str | None = None  # benchmark-hub directory; env TUNESMITH_BENCHMARK_HUB overrides
     train: list[str] = Field(min_length=1)
     test: list[str] = Field(default_factory=list)
-    max_fevals: int | None = Field(None, ge=1)  # optional cap on unique evaluations per run
+    max_fevals: int | None = Field(None, ge=1, strict=True)  # optional cap on unique evaluations per run
 
     def hub_dir(self) -> Path:
         """Where hub: entries are looked up (environment first, then this file, then the default)."""
@@ -166,11 +183,11 @@ class TasksConfig(Section):
 class EvaluationConfig(Section):
     """How candidates are run: repeats per task, time limit, parallel workers, executor."""
 
-    repeats: int = Field(10, ge=1)
-    timeout: float = Field(60.0, gt=0)  # wall-clock seconds of one run (one repeat on one task)
-    workers: int = Field(1, ge=1)
+    repeats: int = Field(10, ge=1, strict=True)
+    timeout: float = Field(60.0, gt=0, strict=True)  # wall-clock seconds of one run (one repeat on one task)
+    workers: int = Field(1, ge=1, strict=True)
     executor: str = "local"
-    seed: int | None = None  # default: evolution.seed (all candidates see the same random streams)
+    seed: int | None = Field(None, strict=True)  # default: evolution.seed (all candidates see the same random streams)
 
     @field_validator("executor")
     @classmethod
@@ -185,9 +202,9 @@ class PromptsConfig(Section):
     """What goes into the prompts."""
 
     template_dir: str | None = None  # a directory with *.j2 files that replace the built-in ones
-    include_statistics: bool = True
-    include_application_info: bool = True
-    max_existing: int = Field(8, ge=0)  # 'new' lists this many existing algorithms to differ from
+    include_statistics: bool = Field(True, strict=True)
+    include_application_info: bool = Field(True, strict=True)
+    max_existing: int = Field(8, ge=0, strict=True)  # 'new' lists this many existing algorithms to differ from
 
 
 class OutputConfig(Section):
@@ -197,25 +214,25 @@ class OutputConfig(Section):
 class HpoConfig(Section):
     """Optuna tuning of the best candidates' hyperparameters after the campaign (`tunesmith hpo`)."""
 
-    enabled: bool = False  # run it as the campaign's last stage
-    top_k: int = Field(1, ge=1)  # candidates to tune, best first
-    trials: int = Field(30, ge=1)  # Optuna trials per candidate (the defaults are the first)
-    repeats: int = Field(3, ge=1)  # runs per training task in each trial
-    report_repeats: int | None = Field(None, ge=1)  # runs per task of the before/after scores; default max(10, 2*repeats)
+    enabled: bool = Field(False, strict=True)  # run it as the campaign's last stage
+    top_k: int = Field(1, ge=1, strict=True)  # candidates to tune, best first
+    trials: int = Field(30, ge=1, strict=True)  # Optuna trials per candidate (the defaults are the first)
+    repeats: int = Field(3, ge=1, strict=True)  # runs per training task in each trial
+    report_repeats: int | None = Field(None, ge=1, strict=True)  # runs per task of the before/after scores; default max(10, 2*repeats)
     storage: str | None = None  # Optuna storage URL; default sqlite:///RUN_DIR/hpo.db
-    seed: int = 0
+    seed: int = Field(0, strict=True)
 
 
 class GuidedConfig(Section):
     """LLM-guided tuning (`llm_guided`): the LLM proposes configurations in rounds; also the seeding stage."""
 
-    batch: int = Field(10, ge=1, le=200)  # configurations asked for per round
-    max_rounds: int = Field(25, ge=1)  # LLM calls per run at most
-    patience: int = Field(4, ge=1)  # stop after this many rounds in a row without a better result
-    show_best: int = Field(15, ge=1)  # best configurations shown with their results
-    show_failed: int = Field(20, ge=0)  # failed configurations and invalid proposals shown with the reason
-    show_evaluated: int = Field(200, ge=0)  # other evaluated configurations listed (values only)
-    seed_rounds: int = Field(0, ge=0)  # campaigns: rounds of proposals every candidate starts from (0 = off)
+    batch: int = Field(10, ge=1, le=200, strict=True)  # configurations asked for per round
+    max_rounds: int = Field(25, ge=1, strict=True)  # LLM calls per run at most
+    patience: int = Field(4, ge=1, strict=True)  # stop after this many rounds in a row without a better result
+    show_best: int = Field(15, ge=1, strict=True)  # best configurations shown with their results
+    show_failed: int = Field(20, ge=0, strict=True)  # failed configurations and invalid proposals shown with the reason
+    show_evaluated: int = Field(200, ge=0, strict=True)  # other evaluated configurations listed (values only)
+    seed_rounds: int = Field(0, ge=0, strict=True)  # campaigns: rounds of proposals every candidate starts from (0 = off)
 
 
 class CampaignConfig(Section):
@@ -253,14 +270,22 @@ def _fix_hint(err: dict) -> str:
         return str(ctx.get("error", err["msg"]))
     if kind == "too_short":
         return "must not be empty; list at least one entry"
+    if kind in ("int_type", "float_type", "bool_type") and isinstance(err.get("input"), str):
+        # strict fields: "2" or "true" in quotes is a string in TOML, and a guess at what was meant is no answer
+        what = {"int_type": "a whole number", "float_type": "a number", "bool_type": "true or false"}[kind]
+        return f"must be {what} without quotes (got {err.get('input')!r})"
     return f"{err['msg'].lower()} (got {err.get('input')!r})"
 
 
 def _one_line(path: str, exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
-    return f"{path}: {key}: {_fix_hint(err)}{more}"
+    errors = exc.errors()
+    keys = [".".join(str(p) for p in err["loc"]) or "(top level)" for err in errors]
+    others = keys[1:]
+    more = ""
+    if others:  # one line stays one line: the first problem in full, the others by their keys
+        more = (f" (and {len(others)} more problem{'s' if len(others) > 1 else ''} in this file: "
+                f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''})")
+    return f"{path}: {keys[0]}: {_fix_hint(errors[0])}{more}"
 
 
 def parse_config(data: dict, path: str = "<config>") -> CampaignConfig:
@@ -275,9 +300,18 @@ def load_config(path) -> CampaignConfig:
     """Read and validate a campaign TOML file."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such campaign file; give a path such as campaigns/quickstart.toml") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a campaign file; give a TOML file such as "
+                          "campaigns/quickstart.toml") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a text file (byte {exc.start} is not UTF-8); give a TOML campaign file such "
+                          "as campaigns/quickstart.toml") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the campaign file ({exc.strerror}); check the path and "
+                          "its permissions") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the syntax at that line") from None
     return parse_config(data, str(path))

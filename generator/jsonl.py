@@ -7,22 +7,43 @@ next append, so a resumed run starts on a fresh line.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
-def read_lines(path: Path) -> list[dict]:
-    """All complete JSON lines of a file; a torn last line from a crash is skipped."""
+_WARNED: set = set()  # (file, line number, line): each damaged line is reported once per process
+
+
+def _skip_warning(path: Path, number: int, line: str, why: str) -> None:
+    key = (str(path), number, line)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        print(f"tunesmith: warning: {path} line {number}: {why}; the line is skipped and the rest of the run is "
+              "read as usual (a candidate lost this way is made again on resume)", file=sys.stderr)
+
+
+def read_lines(path: Path, make=None) -> list:
+    """All complete JSON lines of a file (each through `make`, if given); a torn last line from a crash
+    is skipped silently, a damaged line elsewhere with a warning that gives its number."""
     if not path.exists():
         return []
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
             if not line.endswith("\n"):
                 break  # cut short by a crash mid-write
             try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                _skip_warning(path, number, line, f"not valid JSON ({exc.msg})")
                 continue
+            if make is None:
+                records.append(record)
+                continue
+            try:
+                records.append(make(record))
+            except (TypeError, AttributeError, ValueError) as exc:
+                _skip_warning(path, number, line, f"not a {make.__qualname__.split('.')[0].lower()} record ({exc})")
     return records
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 
 # Rooms from the bottom up: a module may import its own room and the rooms before it.
-ROOMS = ["errors", "config", "jsonl", "tasks", "scoring", "sandbox", "live", "evaluation", "llm", "archive", "guided",
+ROOMS = ["errors", "interrupts", "config", "jsonl", "tasks", "scoring", "sandbox", "live", "evaluation", "llm", "archive", "run_lock", "guided",
          "tuning", "campaign", "export", "review", "bench"]
 # The command line, and the thin re-exports of import paths the README documents, sit on top.
 TOP = {"cli", "adapters", "hpo", "live_eval", "live_tasks", "synth"}

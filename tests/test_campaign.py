@@ -94,7 +94,8 @@ def test_end_to_end_real_sandbox_status_and_no_key_on_disk(server, make_config, 
     assert main(["run", str(cfg), "--no-progress"]) == 0
     out = capsys.readouterr().out
     run = cfg.parent / "run"
-    assert "campaign finished" in out and f"best candidate: {run}/code/c00" in out and "LLM openai/fake: 5 calls" in out
+    assert "campaign finished" in out and f"(its code: {run}/code/c00" in out and "LLM openai/fake: 5 calls" in out
+    assert f"tunesmith hpo {run} --id c00" in out and f"tunesmith export {run} --name" in out  # what to do next
     archive = Archive.open(run)
     cands = archive.candidates()
     assert [c.id for c in cands] == [f"c{i:04d}" for i in range(1, 6)] and len(server.requests) == 5

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.config import CampaignConfig, ConfigError, blocking_changes, load_config, parse_config
+from generator.config import CampaignConfig, ConfigError, blocking_changes, check_budget, load_config, parse_config
 from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
 from generator.llm.client import LLMClient, StopCampaign, Usage
@@ -175,7 +175,17 @@ class Campaign:
                                    "best": best.id if best else None})
 
     def run(self) -> Summary:
-        """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly."""
+        """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly.
+
+        Ctrl-C and SIGTERM stop it cleanly too (status `stopped`, resumable); the KeyboardInterrupt
+        goes on to the caller with `resume_command` set.
+        """
+        from generator.interrupts import sigterm_as_interrupt
+
+        with sigterm_as_interrupt():
+            return self._run()
+
+    def _run(self) -> Summary:
         from tqdm import tqdm
 
         evo = Evolution(self.cfg.evolution, self.produce,
@@ -193,8 +203,11 @@ class Campaign:
             evo.run()
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
-        except KeyboardInterrupt:
-            self._write_status("stopped", "interrupted (Ctrl-C)")
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
+            from generator.interrupts import reason
+
+            self._write_status("stopped", reason(exc))
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
             raise
         except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
             self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
@@ -250,28 +263,40 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     if run_dir:
         cfg.output.run_dir = run_dir
     if budget:
-        cfg.evolution.budget = budget
+        cfg.evolution.budget = check_budget(budget, f"--budget {budget}: ")
     if executor:  # e.g. the same campaign on a Dask cluster: `--executor dask://HOST:PORT`
         from generator.evaluation.dask_executor import checked_url
 
         cfg.evaluation.executor = checked_url(executor)
     cfg, resolved = resolve_paths(cfg, config_path.parent)
-    archive = _open_or_create(cfg, resolved, config_path)
-    return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+    from generator.llm.client import check_key
+    from generator.run_lock import run_lock
+
+    if completion is None:
+        check_key(cfg.llm)  # a missing API key is named before anything is written
+
+    with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
+        archive = _open_or_create(cfg, resolved, config_path)
+        return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
 def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
            executor: str | None = None) -> Summary:
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
-    archive = Archive.open(run_dir)
-    data = archive.config
-    data["output"]["run_dir"] = str(run_dir)
+    from generator.run_lock import run_lock
+
     if budget:
-        data["evolution"]["budget"] = budget
-    if executor:
-        data.setdefault("evaluation", {})["executor"] = executor
-    cfg = parse_config(data, str(Path(run_dir) / "config.json"))
-    return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+        check_budget(budget, f"--budget {budget}: ")
+    archive = Archive.open(run_dir)
+    with run_lock(run_dir, "resume"):
+        data = archive.config
+        data["output"]["run_dir"] = str(run_dir)
+        if budget:
+            data["evolution"]["budget"] = budget
+        if executor:
+            data.setdefault("evaluation", {})["executor"] = executor
+        cfg = parse_config(data, str(Path(run_dir) / "config.json"))
+        return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
 def render_prompt(config_path, operator: str = "new") -> list[dict]:
@@ -309,7 +334,13 @@ def _usage_line(usage: dict, model: str) -> str:
     who = "offline synthesizer (no LLM)" if model.startswith("synth/") else f"LLM {model}"
     return (f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
             f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
-            f"{usage.get('cost_usd', 0.0):.4f} USD")
+            f"{usage.get('cost_usd', 0.0):.4f} USD"
+            + (f"; {usage['estimated_prompt_tokens']} of the prompt tokens are estimated (requests that timed out "
+               "may still be billed)" if usage.get("estimated_prompt_tokens") else ""))
+
+
+P_REMINDER = ("P (the auto-tuning methodology's score, per task): 1 = finds the optimum at once, 0 = no better "
+              "than random search, below 0 = worse; averaged over the task's time budget")
 
 
 def format_summary(s: Summary) -> str:
@@ -317,10 +348,22 @@ def format_summary(s: Summary) -> str:
     lines = [f"campaign {s.state}: {s.reason}", f"run directory: {s.run_dir}",
              f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
     lines += _leaderboard_lines(s.leaderboard)
-    lines.append(f"best candidate: {s.best_file}" if s.best_file else "best candidate: none")
+    best = s.leaderboard[0] if s.leaderboard else None
+    if best is None:
+        lines.append("best candidate: none")
+    else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
+        lines.append(f"best candidate: {best.id}, P {best.score:.3f} (its code: {s.best_file}; not yet a Kernel Tuner "
+                     "strategy, `tunesmith export` makes one)")
     lines.append(_usage_line(s.usage, s.model))
     if s.state != "finished":
         lines.append(f"to continue: tunesmith resume {s.run_dir}")
+    if best is not None:
+        hpo = f"tunesmith hpo {s.run_dir} --id {best.id} --trials 30"
+        export = f"tunesmith export {s.run_dir} --name my_optimizer --id {best.id}"
+        width = max(len(hpo), len(export))
+        lines += ["next:", f"  {hpo:{width}}  # tune its hyperparameters (Optuna)",
+                  f"  {export:{width}}  # -> generated_algorithms/my_optimizer.py, a Kernel Tuner strategy"]
+    lines.append(P_REMINDER)
     return "\n".join(lines)
 
 

@@ -55,7 +55,8 @@ class Exchange:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
-    attempts: int = 1
+    attempts: int = 1  # requests sent (each one counts toward llm.caps.max_calls)
+    estimated_prompt_tokens: int = 0  # of prompt_tokens: estimated for timed-out requests (no usage came back)
     error: str | None = None  # "ErrorClass: message" when no reply came
     fatal: bool = False  # the error stopped the campaign (not retryable)
     finish_reason: str | None = None
@@ -79,17 +80,19 @@ class Exchange:
 class Usage:
     """What the campaign has spent on LLM calls so far."""
 
-    calls: int = 0
+    calls: int = 0  # requests sent, retries included
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    estimated_prompt_tokens: int = 0  # of prompt_tokens: requests that timed out, estimated
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def add(self, ex: Exchange) -> None:
-        self.calls += 1
+        self.calls += max(1, ex.attempts)
+        self.estimated_prompt_tokens += ex.estimated_prompt_tokens
         self.prompt_tokens += ex.prompt_tokens
         self.completion_tokens += ex.completion_tokens
         self.cost_usd += ex.cost_usd
@@ -126,6 +129,14 @@ def _litellm():
     return litellm
 
 
+def _prompt_tokens(litellm, model: str, messages: list[dict]) -> int:
+    """The prompt's size in tokens, by the model's tokenizer where litellm knows it (else ~3 chars a token)."""
+    try:
+        return int(litellm.token_counter(model=model, messages=messages))
+    except Exception:
+        return sum(len(m.get("content") or "") for m in messages) // 3
+
+
 def _cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """USD for a token count; 0 for models without a known price (local servers, synth)."""
     try:
@@ -140,7 +151,41 @@ EXCHANGES_FILE = "exchanges.jsonl"  # in a run directory, one JSON object per ca
 
 def read_exchanges(run_dir) -> list[Exchange]:
     """The exchanges recorded in RUN_DIR/exchanges.jsonl, in call order."""
-    return [Exchange.from_dict(r) for r in read_lines(Path(run_dir) / EXCHANGES_FILE)]
+    return read_lines(Path(run_dir) / EXCHANGES_FILE, Exchange.from_dict)
+
+
+class MissingKey(TunesmithError):
+    """The model's provider needs an API key that the environment does not hold."""
+
+
+def missing_key(settings) -> str | None:
+    """A one-line message when the model's provider needs a key the environment lacks, else None.
+
+    litellm knows each provider's variable names; nothing is sent to find out.
+    """
+    model = settings.model
+    if model.startswith(("synth/", "replay/", "local/")):  # no provider key: offline, recorded or our own server
+        return None
+    litellm = _litellm()
+    try:
+        found = litellm.validate_environment(model=model, api_base=settings.api_base)
+    except Exception:  # a provider litellm cannot check: the first call will tell
+        return None
+    # only credentials: a missing *_API_BASE (ollama, ...) has a default, the call finds the server
+    names = [k for k in found.get("missing_keys") or [] if re.search(r"KEY|TOKEN|SECRET", k)]
+    if found.get("keys_in_environment") or not names:
+        return None
+    which = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
+    local = " (a local server that checks no key takes any value)" if settings.api_base else ""
+    return (f"llm.model = {model!r}: {which} is not set; the provider's API key comes from the environment "
+            f"only: export {names[0]}=...{local}, then run again")
+
+
+def check_key(settings) -> None:
+    """Refuse a model whose API key is missing, before anything is sent or written."""
+    problem = missing_key(settings)
+    if problem:
+        raise MissingKey(problem)
 
 
 class ReplayBackend:
@@ -203,6 +248,9 @@ class LLMClient:
             from generator.llm.local_models import get_model
 
             get_model(model)  # an unknown name fails now, with the names there are; the server starts on first use
+        elif completion is None:
+            check_key(settings)
+        self._cap_stop: CapReached | None = None  # a cap cut a call's retries short: stop after recording it
 
     def _local_server(self):
         from generator.llm.local_server import server_for
@@ -230,6 +278,9 @@ class LLMClient:
             self.on_exchange(ex)
         if ex.fatal:
             raise StopCampaign(f"llm ({self.settings.model}): {ex.error}")
+        if self._cap_stop is not None:
+            stop, self._cap_stop = self._cap_stop, None
+            raise stop
         return ex
 
     def _new_id(self) -> str:
@@ -244,19 +295,22 @@ class LLMClient:
                         completion_tokens=old.completion_tokens, cost_usd=0.0, attempts=1, error=old.error,
                         fatal=old.fatal, finish_reason=old.finish_reason, prompt_hash=phash, created=time.time())
 
-    def _check_caps(self, messages: list[dict]) -> None:
-        """Refuse a call that could take the campaign past a cap (worst case: a full-length reply)."""
-        caps, s, u = self.settings.caps, self.settings, self.usage
+    def _check_caps(self, messages: list[dict], pending: Exchange | None = None) -> None:
+        """Refuse a request that could take the campaign past a cap (worst case: a full-length reply).
+
+        `pending` is the call in progress: its requests so far count too (a retry is a request).
+        """
+        caps, s = self.settings.caps, self.settings
+        u = Usage(**{k: v for k, v in self.usage.__dict__.items()})
+        if pending is not None:
+            u.add(pending)
         if caps.max_calls is not None and u.calls >= caps.max_calls:
-            raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} calls made); "
-                             "raise it in [llm.caps] and resume the run")
+            raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} requests sent, retries "
+                             "included); raise it in [llm.caps] and resume the run")
         if caps.max_tokens is None and caps.max_usd is None:
             return
         litellm = _litellm()
-        try:
-            prompt = litellm.token_counter(model=s.model, messages=messages)
-        except Exception:
-            prompt = sum(len(m.get("content") or "") for m in messages) // 3
+        prompt = _prompt_tokens(litellm, s.model, messages)
         worst = prompt + s.max_tokens
         if caps.max_tokens is not None and u.tokens + worst > caps.max_tokens:
             raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used, next call "
@@ -290,12 +344,25 @@ class LLMClient:
         start = time.monotonic()
         delay = s.backoff_s
         for attempt in range(1, s.retries + 2):
+            if attempt > 1:  # a retry is a request like any other: the caps decide whether it is sent
+                try:
+                    self._check_caps(messages, pending=ex)
+                except CapReached as cap:
+                    ex.error = f"{ex.error}; not retried: {cap}"
+                    self._cap_stop = cap
+                    break
             ex.attempts = attempt
             try:
                 response = completion(**self._kwargs(messages, seed))
             except Exception as exc:  # litellm maps every provider's errors onto its own classes
                 name = type(exc).__name__
                 ex.error = scrub(f"{name}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500])
+                if isinstance(exc, litellm.Timeout):
+                    # the provider may have read (and billed) the prompt; no usage came back: estimate it
+                    tokens = _prompt_tokens(litellm, s.model, messages)
+                    ex.prompt_tokens += tokens
+                    ex.estimated_prompt_tokens += tokens
+                    ex.cost_usd += _cost(litellm, s.model, tokens, 0)
                 retryable = _retryable(litellm, exc)
                 if retryable and attempt <= s.retries:
                     self._sleep(min(delay, 60.0))
@@ -315,12 +382,14 @@ class LLMClient:
         ex.reply = scrub(choice.message.content or "")
         ex.finish_reason = getattr(choice, "finish_reason", None)
         usage = getattr(response, "usage", None)
-        ex.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         ex.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
         if cost is None:
-            cost = _cost(litellm, ex.model, ex.prompt_tokens, ex.completion_tokens)
-        ex.cost_usd = float(cost or 0.0)
+            cost = _cost(litellm, ex.model, prompt, ex.completion_tokens)
+        # on top of what earlier timed-out attempts of this call were estimated to cost
+        ex.prompt_tokens += prompt
+        ex.cost_usd += float(cost or 0.0)
 
 
 def replay_source(model: str) -> Path | None:

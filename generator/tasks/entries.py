@@ -238,6 +238,16 @@ def _find(path: str, base: Path) -> Path | None:
     return None
 
 
+def _looked_in(path: str, base: Path) -> str:
+    """Where `_find` looked, each place once and named: 'looked in X' or 'looked in the current folder (X) and ...'."""
+    if Path(path).is_absolute():
+        return f"looked for {path}"
+    here, beside = Path.cwd().resolve(), Path(base).resolve()
+    if here == beside:
+        return f"looked in {here}"
+    return f"looked in the current folder ({here}) and in the campaign file's folder ({beside})"
+
+
 def resolve_paths(cfg: CampaignConfig, base: Path) -> tuple[CampaignConfig, dict]:
     """Absolute paths for task files, hub, templates and replay runs; returns the config and its dict."""
     cfg = cfg.model_copy(deep=True)
@@ -272,5 +282,5 @@ def _resolved(entry: str, where: str, base: Path) -> str:
         return entry
     found = _find(entry, base)
     if found is None:
-        raise ConfigError(f"{where}: {entry!r} not found (tried {Path(entry)} and {base / entry}); give {ENTRY_KINDS}")
+        raise ConfigError(f"{where}: {entry!r} not found ({_looked_in(entry, base)}); give {ENTRY_KINDS}")
     return str(found)

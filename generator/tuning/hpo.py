@@ -23,6 +23,7 @@ import optuna
 
 from generator.archive import Archive
 from generator.errors import TunesmithError
+from generator.tuning.recovery import claim, interrupted, recover, same_retry
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.sandbox.optimizer_source import parse_optimizer
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
@@ -109,7 +110,11 @@ def storage_url(run_dir: Path, storage: str | None) -> str:
 
 
 def open_storage(url: str):
-    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried."""
+    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried.
+
+    The heartbeat only fails a dead worker's trial; generator.hpo_recovery queues it again (for
+    every storage, and at once for workers on this host).
+    """
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
@@ -124,8 +129,7 @@ def open_storage(url: str):
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
                 warnings.simplefilter("ignore")
                 return optuna.storages.RDBStorage(
-                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120,
-                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1))
+                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120)
         except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
             # workers that start together race to create the schema; the loser just opens it again
             if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
@@ -155,8 +159,14 @@ def _surplus(trial: optuna.Trial, budget: int) -> bool:
     earlier = [t for t in trials if t.number < trial.number]
     if sum(_counted(t) for t in earlier) >= budget:
         return True
-    fixed = next((t.system_attrs.get("fixed_params") for t in trials if t.number == trial.number), None)
-    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier)
+    this = next((t for t in trials if t.number == trial.number), None)
+    if this is None:
+        return False
+    if any(same_retry(this, t) for t in earlier):  # two processes queued one interrupted trial again
+        return True
+    fixed, retried = this.system_attrs.get("fixed_params"), this.system_attrs.get("retry_history", [])
+    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier
+                                     if t.number not in retried)  # a retry repeats its original's values
 
 
 def _sampler_seed(study, settings: HpoSettings) -> int:
@@ -185,6 +195,7 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
     """Mean P over the training tasks, reported task by task so the pruner can stop a poor trial."""
 
     def objective(trial: optuna.Trial) -> float:
+        claim(trial)  # if this process dies, the next one sees the trial is orphaned and runs it again
         if _surplus(trial, settings.trials):
             trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
             return float("nan")
@@ -213,20 +224,24 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
         study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage)),
         direction="maximize", load_if_exists=True,
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
-    study.sampler = optuna.samplers.TPESampler(seed=_sampler_seed(study, settings))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
+    recover(study)  # before the seed: a dead process's trial is not a live one to keep apart from
+    study.sampler = optuna.samplers.TPESampler(seed=_sampler_seed(study, settings))
     if not study.get_trials(deepcopy=False):
         study.enqueue_trial(_default_params(dists, settings, source), skip_if_exists=True)
     objective = make_objective(source, dists, train_tasks, settings, timeout_s, workers)
     bar = _progress(progress, settings.trials, cid)
     try:
         while True:
-            used = sum(_counted(t) for t in study.get_trials(deepcopy=False))
+            recover(study)  # interrupted trials (a killed process, Ctrl-C) are queued again
+            trials = study.get_trials(deepcopy=False)
+            used = sum(_counted(t) for t in trials)
             bar.n = min(used, settings.trials)
             bar.refresh()
-            if used >= settings.trials:
+            # a queued trial holds one of the N places: it is run, never left waiting
+            if used >= settings.trials and not any(t.state == optuna.trial.TrialState.WAITING for t in trials):
                 break
             # one trial at a time: the count above sees the other processes' trials between them
             study.optimize(objective, n_trials=1, catch=())
@@ -319,7 +334,8 @@ def _trial_counts(study) -> dict:
     trials = study.get_trials(deepcopy=False)
     return {"complete": sum(t.state == s.COMPLETE for t in trials),
             "pruned": sum(t.state == s.PRUNED for t in trials),
-            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials)}  # not surplus/stale
+            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials),  # not surplus/stale
+            "interrupted": sum(interrupted(t) for t in trials)}  # killed or stopped, then run again
 
 
 def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, int]:
@@ -331,16 +347,20 @@ def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, 
 
 def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoResult]:
     """The HPO stage: tune the chosen candidates of a run; results in RUN/hpo/<id>.json."""
+    from generator.run_lock import run_lock
+
     archive = Archive.open(run_dir)
-    train_tasks, test_tasks = task_sets(archive)
-    results = []
-    verbosity = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
-    try:
-        for candidate in candidates_to_tune(archive, settings):
-            results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
-    finally:
-        optuna.logging.set_verbosity(verbosity)
+    # shared: other `hpo` processes may tune this run too (they share the study), a campaign may not write it
+    with run_lock(run_dir, "hpo", shared=True):
+        train_tasks, test_tasks = task_sets(archive)
+        results = []
+        verbosity = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
+        try:
+            for candidate in candidates_to_tune(archive, settings):
+                results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
+        finally:
+            optuna.logging.set_verbosity(verbosity)
     return results
 
 

@@ -35,7 +35,7 @@ class HpoResult:
     defaults: dict
     best_params: dict
     best_value: float | None  # the objective of the best trial (training tasks, trial seed)
-    trials: dict  # {"complete", "pruned", "failed", "requested"}
+    trials: dict  # {"complete", "pruned", "failed", "interrupted", "requested"}
     train: SplitScores | None
     test: SplitScores | None
     repeats: int
@@ -98,8 +98,11 @@ def format_result(r: HpoResult) -> str:
     def f(x):
         return "  n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:5.3f}"
 
+    # interrupted trials (the process was killed or stopped) are not failures of the candidate: run again
+    again = f", {r.trials['interrupted']} interrupted and run again" if r.trials.get("interrupted") else ""
     lines = [f"{r.candidate_id} ({r.class_name}): {r.trials.get('complete', 0)} complete, "
-             f"{r.trials.get('pruned', 0)} pruned, {r.trials.get('failed', 0)} failed trials; study {r.study_name}"]
+             f"{r.trials.get('pruned', 0)} pruned, {r.trials.get('failed', 0)} failed trials{again}; "
+             f"study {r.study_name}"]
     for label, s in (("train", r.train), ("test", r.test)):
         if s is not None:
             lines.append(f"  {label:5s} P  default {f(s.before)}  ->  tuned {f(s.after)}   ({', '.join(s.tasks)})")

@@ -1,0 +1,73 @@
+"""Helpers of the fault tests (issue 15): a small campaign file, and `tunesmith` in its own process."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FAKE_KEY = "sk-fake-faults-key-0123456789"
+
+
+def reply_for(body: dict) -> str:
+    """A deterministic reply that depends on the prompt: a random sampler of batch size n."""
+    prompt = body["messages"][-1]["content"]
+    n = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:6], 16) % 40 + 1
+    op = re.search(r"operator: (\w+)", prompt).group(1)
+    return (f"# Sampler{n}: {op} gives random batches of {n}\n```python\nclass Sampler{n}:\n"
+            f"    hyperparameters = {{}}\n\n    def __init__(self, budget=5000):\n        self.budget = budget\n\n"
+            f"    def __call__(self, func, searchspace):\n        while True:\n"
+            f"            for c in searchspace.get_random_sample({n}):\n                func(c)\n```\n")
+
+
+def write_campaign(path: Path, api_base: str, run_dir: Path, budget: int = 6, llm: str = "", extra: str = "",
+                   retries: int = 1, timeout: float = 10) -> Path:
+    """A campaign of `budget` candidates on one hub task, one repeat, asking the fake server."""
+    path.write_text(f'''name = "{path.stem}"
+[llm]
+model = "openai/fake"
+api_base = "{api_base}"
+retries = {retries}
+backoff = 0.01
+seed = 11
+timeout = {timeout}
+max_consecutive_errors = 2
+{llm}
+[evolution]
+n_parents = 2
+n_offspring = 3
+budget = {budget}
+seed = 3
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = 1
+timeout = 30
+[output]
+run_dir = "{run_dir}"
+{extra}''')
+    return path
+
+
+def tunesmith(*args: str, env: dict | None = None, **popen) -> subprocess.Popen:
+    """`tunesmith ARGS` in a new process (and session, so a test can signal it alone)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.Popen([sys.executable, "-m", "generator.cli", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, **popen)
+
+
+def wait_for_lines(path: Path, n: int, proc: subprocess.Popen | None = None, limit_s: float = 180) -> None:
+    """Wait until `path` holds n complete lines (e.g. n candidates recorded)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the process ended first: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: fewer than {n} lines after {limit_s} s")
