@@ -287,6 +287,9 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-fevals", type=int, default=None, help="also stop runs after N unique evaluations")
     p.add_argument("--json", dest="json_out", default=None, metavar="OUT.json", help="write the results as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--se", action="store_true",
+                   help="show each P as 'P ± standard error' (std of single-repeat P / sqrt(repeats); the mean's "
+                        "combines the tasks'), to tell a difference from noise")
     p.add_argument("--model", default=None, help="litellm model of llm_guided (default synth/components, the "
                                                  "offline synthesizer; replay/DIR replays a --record directory)")
     p.add_argument("--seed-with", metavar="llm_guided[:k=v]", default=None,
@@ -311,7 +314,7 @@ def _cmd_bench(args) -> int:
     tasks = load_tasks(args.tasks)
     results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
                     progress=not args.no_progress, max_fevals=args.max_fevals)
-    print(table(results))
+    print(table(results, se=args.se))
     if args.record:
         from generator.guided.run import usage_line
 

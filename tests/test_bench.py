@@ -168,15 +168,17 @@ def test_bench_cli_table_and_json(hub_dir, tmp_path, capsys):
     out = tmp_path / "bench.json"
     cache = hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz"
     rc = main(["bench", "--tasks", str(cache), "--strategies", "random_sample,benchmarks/strategies/random_walk.py",
-               "--repeats", "3", "--seed", "0", "--workers", "2", "--json", str(out), "--no-progress"])
+               "--repeats", "3", "--seed", "0", "--workers", "2", "--json", str(out), "--no-progress", "--se"])
     assert rc == 0
     printed = capsys.readouterr().out
     assert "convolution/MI250X" in printed and "random_sample" in printed and "wall s" in printed
+    assert printed.count(" ± ") == 4  # --se: P ± standard error, per task and for the mean
     doc = json.loads(out.read_text())
     for name in ("random_sample", "benchmarks/strategies/random_walk.py"):
         entry = doc["results"][name]
         assert set(entry) >= {"score", "per_task", "wall_s"}
-        assert set(entry["per_task"]["convolution_milo/MI250X"]) >= {"score", "std"}
+        task = entry["per_task"]["convolution_milo/MI250X"]
+        assert set(task) >= {"score", "std", "se"} and task["se"] == pytest.approx(task["std"] / np.sqrt(3))
         assert entry["score"] == pytest.approx(entry["per_task"]["convolution_milo/MI250X"]["score"])
 
 
