@@ -140,7 +140,7 @@ def test_a_local_model_answers_through_litellm_and_its_server_stops(fake_engine)
     assert ex.error is None and "class RandomSearch" in ex.reply
     assert (ex.model, ex.prompt_tokens, ex.completion_tokens, ex.cost_usd) == (SMALL, 321, 54, 0.0)
     record = json.loads(fake_engine.read_text())
-    assert record["args"]["host"] == "127.0.0.1" and record["args"]["n_threads"] == "1"
+    assert record["args"]["host"] == "127.0.0.1" and record["args"]["n_threads"] == record["args"]["n_threads_batch"] == "1"
     assert record["args"]["logits_all"] == "false" and record["args"]["model_alias"] == "smollm2-135m"
     assert _alive(record["pid"])
     local_server.stop_all()

@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.bench import run_seed, standard_error
-from generator.runner import parse_strategy, run_once
-from generator.scoring import budget_for, score_basis, score_traces, standardise
-from generator.space import SearchSpace
-from generator.tasks import load_tasks
+from generator.bench.bench import run_seed, standard_error
+from generator.bench.runner import parse_strategy, run_once
+from generator.scoring.score import budget_for, score_basis, score_traces, standardise
+from generator.tasks.space import SearchSpace
+from generator.tasks.entries import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 REPEATS = 100  # SE 0.03-0.08 per space: the band (3 SE) is 0.09-0.24 wide on each side

@@ -12,7 +12,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 parser = argparse.ArgumentParser()
-for flag in ("--model", "--model_alias", "--host", "--port", "--n_threads", "--n_ctx", "--logits_all"):
+for flag in ("--model", "--model_alias", "--host", "--port", "--n_threads", "--n_threads_batch", "--n_ctx",
+             "--logits_all"):
     parser.add_argument(flag, required=flag in ("--model", "--port"))
 args = parser.parse_args()
 if not os.path.isfile(args.model):
