@@ -14,6 +14,21 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE_KEY = "sk-fake-faults-key-0123456789"
 
 
+# A candidate whose only hyperparameter is its sample size; runs stop when the budget is spent (HPO tests).
+SAMPLER_SOURCE = '''
+class Sampler:
+    hyperparameters = {"batch": {"type": "int", "low": 1, "high": 64, "default": 8}}
+
+    def __init__(self, budget=5000, batch=8):
+        self.batch = batch
+
+    def __call__(self, func, searchspace):
+        while True:
+            for cfg in searchspace.get_random_sample(self.batch):
+                func(cfg)
+'''
+
+
 def reply_for(body: dict) -> str:
     """A deterministic reply that depends on the prompt: a random sampler of batch size n."""
     prompt = body["messages"][-1]["content"]

@@ -1,9 +1,7 @@
 """Whole campaigns against a local fake LLM server: end to end, kill -9 and resume, caps, outages, replay."""
 
 import hashlib
-import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -16,20 +14,11 @@ from fake_llm_server import FakeLLMServer
 from generator.archive import Archive
 from generator.campaign.loop import format_status, resume, run_campaign
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
+from fault_fixtures import reply_for  # noqa: E402  (a deterministic LLM: the reply depends on the prompt)
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_KEY = "sk-fake-campaign-key-0123456789"
 
-
-def reply_for(body: dict) -> str:
-    """A reply that depends only on the prompt, like a deterministic LLM: a sampler of batch size n."""
-    prompt = body["messages"][-1]["content"]
-    n = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:6], 16) % 40 + 1
-    op = re.search(r"operator: (\w+)", prompt).group(1)
-    return (f"# Sampler{n}: {op} gives random batches of {n}\n```python\nclass Sampler{n}:\n"
-            f"    hyperparameters = {{}}\n\n    def __init__(self, budget=5000):\n        self.budget = budget\n\n"
-            f"    def __call__(self, func, searchspace):\n        while True:\n"
-            f"            for c in searchspace.get_random_sample({n}):\n                func(c)\n```\n")
 
 
 def fake_evaluate(code, tasks, repeats, seed, timeout, workers):

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fault_fixtures import SAMPLER_SOURCE
 
 optuna = pytest.importorskip("optuna")
 
@@ -43,19 +44,7 @@ WORKER = textwrap.dedent(
     """
 )
 
-# Fast and honest: the sample size is the only hyperparameter; runs stop when the budget is spent.
-SOURCE = '''
-class Sampler:
-    hyperparameters = {"batch": {"type": "int", "low": 1, "high": 64, "default": 8}}
-
-    def __init__(self, budget=5000, batch=8):
-        self.batch = batch
-
-    def __call__(self, func, searchspace):
-        while True:
-            for cfg in searchspace.get_random_sample(self.batch):
-                func(cfg)
-'''
+SOURCE = SAMPLER_SOURCE  # fast and honest: the sample size is the only hyperparameter
 
 
 def _make_run(root: Path, hub_dir: Path) -> Path:
