@@ -20,6 +20,7 @@ from generator.errors import TunesmithError
 from generator.evolution import Evolution, Plan
 from generator.llm import LLMClient, StopCampaign, Usage
 from generator.prompts import ParentView, extract_reply, normalise_code
+from generator.reply_code import truncation_error
 from generator.task_sets import load_task_set, resolve_paths
 
 
@@ -105,7 +106,7 @@ class Campaign:
             cand.error = {"kind": "llm", "message": ex.error, "traceback": None, "line": None}
             return cand
         self._fresh_llm_errors = 0
-        reply = extract_reply(ex.reply)
+        reply = extract_reply(ex.reply, getattr(ex, "finish_reason", None))
         cand.description = reply.description
         if reply.code is None:
             why = "empty reply" if not (ex.reply or "").strip() else "the reply holds no Python code"
@@ -124,6 +125,8 @@ class Campaign:
             self._eval_bar.update(len(self.train) * self.cfg.evaluation.repeats)
         cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
         cand.error = (cand.fitness or {}).get("error")
+        if reply.truncated:  # the fix prompt shows this message: it asks for shorter code
+            cand.error = truncation_error(cand.error)
         return cand
 
     def evaluate(self, code: str):
