@@ -31,6 +31,7 @@ import time
 import weakref
 
 from generator import isolation
+from generator.candidate_names import preimports
 from generator.fitness import ERROR_KINDS, CandidateError
 from generator.oracle import Oracle, StopCriterionReached
 from generator.sandbox import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
@@ -38,6 +39,9 @@ from generator.sandbox_child import ANSWER, FRAME, MAX_JSON
 
 _BOOT = "import sys; from generator.sandbox_child import main; main()"
 MAX_IDLE_HOSTS = 8
+# Once the oracle has said "stop", the run may take this long to return before it is ended for it:
+# its trace is complete, so a candidate that swallows the stop is scored, not failed as a timeout.
+STOP_GRACE_S = 2.0
 
 
 class _Violation(Exception):
@@ -159,6 +163,8 @@ class Host:
         while not self.idle:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
+                if self._end_spent_run():
+                    continue
                 return error or self._timeout_error()
             for key, _ in sel.select(remaining):
                 if key.fd == self.req:
@@ -185,6 +191,7 @@ class Host:
             "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
             "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
             "preimport_kernel_tuner": "kernel_tuner" in job.source,
+            "preimport": preimports(job.source),
             # per run: seeds best first, for the candidate's search space (their values stay here)
             "seeds": {k: list(job.seeds[tuple(r[:2])].ranked) for k, r in enumerate(job.runs)
                       if tuple(r[:2]) in job.seeds},
@@ -306,6 +313,9 @@ class Host:
             frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
         except StopCriterionReached:
             frame = ANSWER.pack(b"S", 0.0, self.oracle.budget_spent_fraction)
+            if not self.run_state.get("stopped"):
+                self.run_state["stopped"] = True
+                self.deadline = min(self.deadline, time.monotonic() + STOP_GRACE_S)
         try:
             os.write(self.resp, frame)
         except BlockingIOError:
@@ -344,7 +354,7 @@ class Host:
         st = self.run_state
         ti, repeat, _ = self.job.runs[self.k]
         error = st.get("error")
-        if error is None and not st.get("done"):
+        if error is None and not st.get("done") and not st.get("ended"):
             error = self._error(*self._status_error(status))
         trace = self.oracle.trace() if (self.oracle is not None and error is None) else None
         wall = time.monotonic() - st.get("t", time.monotonic())
@@ -354,6 +364,19 @@ class Host:
         if "pidfd" in self.pids:
             os.close(self.pids["pidfd"])
         self.run_state, self.oracle, self.pids = {}, None, {}
+
+    def _end_spent_run(self) -> bool:
+        """End a run whose budget is spent but which has not returned (True if one was ended)."""
+        st = self.run_state
+        if not st.get("stopped") or st.get("ended") or st.get("error") or not self.pids.get("run"):
+            return False
+        st["ended"] = True  # by us, after the budget: finished, not killed
+        try:
+            os.kill(self.pids["run"], signal.SIGKILL)  # PID 1 of its namespace: its whole tree goes
+        except OSError:
+            pass
+        self.deadline = time.monotonic() + self.cfg.timeout_s  # for the host's "exited" report
+        return True
 
     # ---------------------------------------------------------------- errors
     def _error(self, kind: str, message: str, **kw) -> CandidateError:
