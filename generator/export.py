@@ -3,7 +3,8 @@
 The exported module holds the candidate's code with the tuned defaults written into it (edited
 through the syntax tree, so comments and layout survive), a Kernel Tuner `tune()` entry point that
 does what `kernel_tuner.strategies.wrapper.OptAlgWrapper` does, and its provenance in the docstring.
-It needs only the standard library and numpy (plus Kernel Tuner when `tune()` is called).
+It needs only the standard library and numpy (scipy if the candidate imports it; Kernel Tuner when
+`tune()` is called, and for `OptAlg`, which it defines itself where Kernel Tuner is missing).
 
 Candidate code is untrusted until it is exported; nothing here runs it, it is only parsed.
 """
@@ -17,6 +18,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.candidate_names import with_prelude
 from generator.optimizer_source import (ExportError, OptimizerCode, check_imports, parse_optimizer,
                                         split_docstring, with_defaults)
 
@@ -147,6 +149,7 @@ def module_source(name: str, source: str, prov: Provenance, values: dict | None 
         raise ExportError(f"tuned values {unknown} are not hyperparameters of {info.class_name}; "
                           "re-run `tunesmith hpo` for this candidate")
     code, about = split_docstring(with_defaults(source, values))
+    code = with_prelude(code)  # OptAlg / StopCriterionReached, where the code assumes them (LLaMEA style)
     prov_dict = {k: v for k, v in prov.__dict__.items()}
     prov_dict["tuned_values"] = values
     text = (f'"""{_docstring(name, info, prov, values, about)}\n"""\n\n{code}\n'
