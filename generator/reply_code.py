@@ -84,6 +84,13 @@ def code_in_text(text: str) -> tuple[str | None, int]:
     starts = [i for i, ln in enumerate(lines) if _CODE_START.match(ln)]
     if not starts:
         return None, 0
+    first = next(i for i, ln in enumerate(lines) if ln.strip())
+    if parses(text):  # all of it is Python (a bare file): keep its header comments and docstring
+        return text.strip("\n"), first
+    for k, start in enumerate(starts):  # comments right above the code belong to it
+        while start > 0 and lines[start - 1].startswith("#"):
+            start -= 1
+        starts[k] = start
     best, best_start = None, starts[0]
     for start in starts[:6]:
         body = lines[start:]
