@@ -61,14 +61,16 @@ def hint_for(exc: BaseException) -> str:
     if isinstance(exc, ModuleNotFoundError):
         return ("that module is not installed here; use the standard library, numpy or scipy "
                 "(OptAlg and StopCriterionReached need no import)")
+    if isinstance(exc, AttributeError) and name == "budget_spent_fraction":
+        return "budget_spent_fraction is an attribute of func (func.budget_spent_fraction), not of the optimizer"
     if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__module__ == "candidate":
-        return f"the class calls {name} but never defines it; define that method or remove the call"
+        return f"the class uses self.{name} but never defines it; define it (a method or attribute) or remove the use"
     if isinstance(exc, ValueError) and "must be 1-dimensional" in str(exc):
         return ("np.random.choice cannot pick from a list of configurations (tuples); use random.choice(the_list) "
                 "or pick an index with np.random.randint(len(the_list))")
     if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__name__ in ("SearchSpace", "SeededSpace"):
-        return ("the search space offers tune_params, get_random_sample, get_neighbors, is_param_config_valid "
-                "and the other methods of Kernel Tuner's Searchspace listed in the prompt; write other helpers yourself")
+        return ("searchspace offers tune_params, get_random_sample, get_neighbors and is_param_config_valid; the "
+                "prompt's statistics are for reading, not attributes; write other helpers yourself")
     if isinstance(exc, OSError) and (isinstance(exc, (FileNotFoundError, PermissionError, ConnectionError))
                                      or exc.errno in _REFUSED_ERRNOS or "urlopen" in str(exc)):
         return f"this is refused in the sandbox: {SANDBOX_RULES}"

@@ -173,13 +173,14 @@ def description(text: str, found: Found) -> str:
     for line in head.split("\n"):
         if _FENCE_LINE.match(line):
             continue
-        line = re.sub(r"\*\*|`", "", line.strip().lstrip("#")).strip().strip("*").strip()
+        line = re.sub(r"\*\*|`", "", re.sub(r"^[#\s]+", "", line)).strip().strip("*").strip()
         if line:
             return line[:300]
     for line in (found.code or "").splitlines():
         s = line.strip()
-        if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and len(s) > 2:
-            return s.lstrip("#").strip()[:300]
+        text = re.sub(r"^[#\s]+", "", s)
+        if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and text:
+            return text[:300]
     m = re.search(r"^class (\w+)", found.code or "", re.M)
     return m.group(1) if m else ""
 

@@ -49,6 +49,7 @@ def _code(path: Path, spec: dict) -> str:
 def test_every_corpus_file_has_a_sidecar():
     assert not [p for p in FILES if not p.with_suffix(".toml").exists()], "write a .toml sidecar for each"
     assert len([p for p in ENTRIES if p.parent.name == "llamea"]) >= 5
+    assert len([p for p in ENTRIES if p.parent.name == "local_model"]) >= 6
 
 
 @pytest.mark.parametrize("path", ENTRIES, ids=IDS)
@@ -74,6 +75,8 @@ def test_extraction(path):
     assert reply.truncated == spec.get("truncated", False)
     if path.suffix == ".py":  # a bare file is its own reply: nothing may be lost or added
         assert reply.code.strip() == text.replace("\r\n", "\n").strip()
+    if "description" in spec:
+        assert reply.description == spec["description"]
     found = inspect_source(reply.code)
     if "class_name" in spec:
         assert not isinstance(found, CandidateError), found
@@ -115,6 +118,10 @@ def test_evaluate_in_the_sandbox(path):
     else:
         assert fit.error is not None and fit.error.kind == expect, f"{path.name}: {fit.error}"
         assert run.get("message", "") in fit.error.message, fit.error.message
+        if _spec(path).get("extract", {}).get("truncated") and expect in ("syntax", "interface"):
+            from generator.reply_code import truncation_error  # what the campaign shows the fix operator
+
+            assert truncation_error(fit.error.to_dict())["message"].startswith("the reply was truncated")
 
 
 BENCH = [p for p in RUNS if _spec(p)["run"].get("bench")]
