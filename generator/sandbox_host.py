@@ -308,6 +308,7 @@ class Host:
             raise _Violation("a request outside a running optimizer call")
         if not 0 <= row < self.n_rows:
             raise _Violation(f"row {row} out of range")
+        self.run_state["answered"] = self.run_state.get("answered", 0) + 1
         try:
             value = self.oracle.call_row(row)
             frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
@@ -358,7 +359,7 @@ class Host:
             error = self._error(*self._status_error(status))
         trace = self.oracle.trace() if (self.oracle is not None and error is None) else None
         wall = time.monotonic() - st.get("t", time.monotonic())
-        self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {})))
+        self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {}), bool(st.get("cut"))))
         self.k += 1
         self.running = False
         if "pidfd" in self.pids:
@@ -366,11 +367,13 @@ class Host:
         self.run_state, self.oracle, self.pids = {}, None, {}
 
     def _end_spent_run(self) -> bool:
-        """End a run whose budget is spent but which has not returned (True if one was ended)."""
+        """At the deadline: end a run whose budget is spent but which has not returned, or (cut_slow_runs)
+        one that has evaluated something; it is scored on its trace. True if one was ended."""
         st = self.run_state
-        if not st.get("stopped") or st.get("ended") or st.get("error") or not self.pids.get("run"):
+        cut = not st.get("stopped") and self.cfg.cut_slow_runs and st.get("answered", 0) > 0
+        if not (st.get("stopped") or cut) or st.get("ended") or st.get("error") or not self.pids.get("run"):
             return False
-        st["ended"] = True  # by us, after the budget: finished, not killed
+        st["ended"], st["cut"] = True, cut  # by us: finished, not killed
         try:
             os.kill(self.pids["run"], signal.SIGKILL)  # PID 1 of its namespace: its whole tree goes
         except OSError:
@@ -395,6 +398,9 @@ class Host:
             self.kill()
             raise SandboxError(f"the sandbox host did not start within {self.cfg.startup_s:g} s "
                                f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}")
+        if not self.run_state.get("answered"):
+            return self._error("timeout", f"the run did not evaluate anything within {self.cfg.timeout_s:g} s of "
+                                          "wall-clock time; call func early, and keep the work per evaluation small")
         return self._error("timeout", f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
                                       "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
                                       "and keep the work per evaluation small")

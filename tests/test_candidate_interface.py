@@ -181,3 +181,18 @@ def test_truncated_reply_error_asks_for_shorter_code():
     assert truncation_error({"kind": "exception", "message": "x"}) == {"kind": "exception", "message": "x"}
     # a complete reply that stopped normally is not truncated, even without a closing fence
     assert not extract_reply("```python\nclass X:\n    def __call__(self, f, s):\n        pass\n", "stop").truncated
+
+
+def test_a_slow_run_is_cut_at_its_wall_clock_limit_and_scored(gemm):
+    """Real time counts as in Kernel Tuner: a run whose own code is too slow ends at the limit, scored."""
+    slow = "import time\nclass X:\n    def __call__(self, func, searchspace):\n" \
+           "        for cfg in searchspace.get_random_sample(20):\n            func(cfg)\n" \
+           "        while True:\n            time.sleep(0.05)\n"
+    fit = _fit(slow, gemm, config=SandboxConfig(timeout_s=2.0, startup_s=180))
+    assert fit.ok, fit.error
+    assert fit.metadata["runs_cut_at_time_limit"] == 1 and fit.per_task["gemm/H200"].unique == 20
+    strict = _fit(slow, gemm, config=SandboxConfig(timeout_s=2.0, startup_s=180, cut_slow_runs=False))
+    assert strict.error.kind == "timeout" and "did not finish within 2 s" in strict.error.message
+    idle = _fit("import time\nclass X:\n    def __call__(self, func, searchspace):\n        time.sleep(60)\n", gemm,
+                config=SandboxConfig(timeout_s=1.0, startup_s=180))
+    assert idle.error.kind == "timeout" and "did not evaluate anything within 1 s" in idle.error.message
