@@ -198,6 +198,8 @@ def test_bad_replies_are_recorded_and_truncated_code_gets_fixed(server, make_con
     assert fixes and fixes[0].parent_ids == ["c0003"]
     fix_prompt = server.requests[int(fixes[0].exchange_id[1:]) - 1]["messages"][-1]["content"]
     assert "## Error feedback\n- kind: syntax" in fix_prompt and "## Parent 1 (id: c0003, score: failed)" in fix_prompt
+    # cut off mid-class: the fix prompt says so, and asks for shorter code
+    assert "- message: the reply was truncated" in fix_prompt and "write a shorter complete class" in fix_prompt
 
 
 def test_replay_reproduces_a_run_without_the_llm(server, make_config):

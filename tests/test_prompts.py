@@ -104,3 +104,37 @@ def test_normalised_code_ignores_comments_docstrings_and_layout():
     b = CLASS.replace("class Walk:", 'class Walk:\n    """A walk."""\n    # comment').replace("(5)", "( 5 )")
     assert normalise_code(a) == normalise_code(b)
     assert normalise_code(a) != normalise_code(CLASS.replace("(5)", "(6)"))
+
+
+# Shapes of real replies (tests/data/real_replies/ holds real ones; these are minimal synthetic cases).
+@pytest.mark.parametrize("reply, description", [
+    # no opening fence, a closing one, then prose (a local 1.5B model, 2 of 8 campaign replies)
+    (f"import random\n\n{CLASS}\n```\n\nThis algorithm samples 5 configurations.\n", "Walk"),
+    (f"Here is the optimizer:\n{CLASS}\n```\nExplanation:\n1. It samples.\n- It stops.\n", "Here is the optimizer:"),
+    # several blocks: imports, the class, a usage example; the class wins
+    (f"# Walk\n```python\nimport numpy as np\n```\n```py\n{CLASS}\n```\nUsage:\n```python\nw = Walk()\nw(f, s)\n```\n", "Walk"),
+    (f"# Walk\n```python3\n{CLASS}\n```\n", "Walk"),
+    (f"# Walk\r\n```Python\r\n{CLASS}\r\n```\r\nDone.\r\n".replace("\n", "\r\n").replace("\r\r", "\r"), "Walk"),
+    (f"~~~python\n{CLASS}\n~~~\n", "Walk"),
+    # a class wrapped in prose, no fences; prose lines that start like code ("from ...")
+    (f"from my experience random walks do well.\nSure! Here it is:\n\nimport random\n{CLASS}\n\nThis walks.\n",
+     "from my experience random walks do well."),
+    (f"import math\n\nNow the class itself:\n\n{CLASS}\n", "Walk"),
+])
+def test_extraction_survives_real_reply_shapes(reply, description):
+    r = extract_reply(reply)
+    assert r.code is not None and "class Walk" in r.code and "def __call__" in r.code, r.code
+    compile(r.code, "<reply>", "exec")
+    assert not r.truncated and "\r" not in r.code
+    assert "This" not in r.code and "Explanation" not in r.code and "w = Walk()" not in r.code
+    assert r.description == description
+
+
+@pytest.mark.parametrize("reply, finish_reason", [
+    (f"# Walk\n```python\n{CLASS[:150]}", None),  # unclosed block that does not parse
+    (f"Here:\n{CLASS[:160]}", None),  # unfenced, cut mid-statement
+    (f"# Walk\n```python\n{CLASS}", "length"),  # the API said so
+])
+def test_truncated_replies_are_flagged(reply, finish_reason):
+    r = extract_reply(reply, finish_reason)
+    assert r.truncated and r.code.startswith("class Walk")

@@ -344,7 +344,7 @@ sys.path.insert(0, {str(ROOT)!r})
 from generator.evaluation.evaluate import evaluate_source
 from generator.tasks.entries import load_tasks
 task = load_tasks({str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")!r})
-src = "import subprocess\\nclass S:\\n    def __call__(self, func, searchspace):\\n        subprocess.run(['sleep', '{token}'])\\n"
+src = "import ctypes\\nclass S:\\n    def __call__(self, func, searchspace):\\n        ctypes.CDLL(None).system(b'sleep {token}')\\n"
 print("started", flush=True)
 evaluate_source(src, task, repeats=1, timeout_s=120)
 ''')

@@ -33,8 +33,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from generator.sandbox.candidate_names import candidate_names
 from generator.errors import TunesmithError
-from generator.scoring.oracle import Oracle, StopCriterionReached
+from generator.scoring.oracle import Oracle, RunEnded, StopCriterionReached
 from generator.scoring.score import Budget, Trace, budget_for
 from generator.tasks.space import SearchSpace
 from generator.tasks.cache import Task
@@ -144,6 +145,7 @@ def load_module(path: str):
         name = f"tunesmith_strategy_{abs(hash(key))}"
         spec = importlib.util.spec_from_file_location(name, key)
         module = importlib.util.module_from_spec(spec)
+        module.__dict__.update(candidate_names())  # OptAlg, StopCriterionReached: LLaMEA-style code assumes them
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
@@ -270,9 +272,10 @@ def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, spa
     except TypeError as exc:
         raise StrategyError(f"{cls.__name__}: cannot be built with options {options} ({exc}); "
                             "check the option names") from None
+    oracle.end_ignored_stop = True  # an optimizer that swallows the stop and calls again is ended, not looped
     try:
         optimizer(oracle, space)
-    except StopCriterionReached:
+    except (StopCriterionReached, RunEnded):
         pass
     return oracle.trace()
 

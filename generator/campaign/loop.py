@@ -20,6 +20,7 @@ from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
 from generator.llm.client import LLMClient, StopCampaign, Usage
 from generator.llm.prompts import ParentView, extract_reply, normalise_code
+from generator.llm.reply_code import truncation_error
 from generator.tasks.entries import load_task_set, resolve_paths
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
@@ -106,7 +107,7 @@ class Campaign:
             cand.error = {"kind": "llm", "message": ex.error, "traceback": None, "line": None}
             return cand
         self._fresh_llm_errors = 0
-        reply = extract_reply(ex.reply)
+        reply = extract_reply(ex.reply, getattr(ex, "finish_reason", None))
         cand.description = reply.description
         if reply.code is None:
             why = "empty reply" if not (ex.reply or "").strip() else "the reply holds no Python code"
@@ -125,6 +126,8 @@ class Campaign:
             self._eval_bar.update(len(self.train) * self.cfg.evaluation.repeats)
         cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
         cand.error = (cand.fitness or {}).get("error")
+        if reply.truncated:  # the fix prompt shows this message: it asks for shorter code
+            cand.error = truncation_error(cand.error)
         return cand
 
     def evaluate(self, code: str):

@@ -123,6 +123,9 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
     error = next((o.error for o in outcomes if o is not None and o.error is not None), None)
     runs = [r for o in outcomes if o is not None for r in o.runs]
     meta = {"protections": merge_protections([r.protections for r in runs])}
+    cut = sum(1 for r in runs if getattr(r, "cut", False))
+    if cut:  # ended at the wall-clock limit, scored on what they found (SandboxConfig.cut_slow_runs)
+        meta["runs_cut_at_time_limit"] = cut
     if error is not None:
         out = next((o.output for o in outcomes if o is not None and o.error is not None), "")
         meta["output"] = out[-4000:]
@@ -254,6 +257,10 @@ def format_fitness(name: str, fitness: Fitness) -> str:
     held = fitness.metadata.get("protections", {}).get("held", {})
     lines.append(f"{name}: mean P = {fitness.score:.3f} ({fitness.metadata.get('repeats')} repeats, "
                  f"{fitness.wall_s:.1f} s; walls held: {sum(map(bool, held.values()))}/{len(held)})")
+    if fitness.metadata.get("runs_cut_at_time_limit"):
+        lines.append(f"note: {fitness.metadata['runs_cut_at_time_limit']} run(s) reached the wall-clock limit "
+                     f"({fitness.metadata.get('timeout_s', '?')} s) before their budget was spent and were scored on "
+                     "what they had found; the optimizer's own code is slow (raise --timeout to let them finish)")
     missing = weak_walls(held)
     if missing:
         lines.append(f"warning: sandbox walls that did not hold here: {', '.join(missing)} "

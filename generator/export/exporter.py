@@ -2,8 +2,10 @@
 
 The exported module holds the candidate's code with the tuned defaults written into it (edited
 through the syntax tree, so comments and layout survive), a Kernel Tuner `tune()` entry point that
-does what `kernel_tuner.strategies.wrapper.OptAlgWrapper` does, and its provenance in the docstring.
-It needs only the standard library and numpy (plus Kernel Tuner when `tune()` is called).
+does what `kernel_tuner.strategies.wrapper.OptAlgWrapper` does (and ends a run whose optimizer swallows
+StopCriterionReached and calls again), and its provenance in the docstring.
+It needs only the standard library and numpy (scipy if the candidate imports it; Kernel Tuner when
+`tune()` is called, and for `OptAlg`, which it defines itself where Kernel Tuner is missing).
 
 Candidate code is untrusted until it is exported; nothing here runs it, it is only parsed.
 """
@@ -17,6 +19,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.sandbox.candidate_names import with_prelude
 from generator.sandbox.optimizer_source import (ExportError, OptimizerCode, check_imports, parse_optimizer,
                                         split_docstring, with_defaults)
 
@@ -129,11 +132,35 @@ def tune(searchspace, runner, tuning_options):
     if costfunc_kwargs.get("scaling"):
         cost_func.get_bounds_x0_eps()
     try:
-        optimizer(cost_func, searchspace)
-    except StopCriterionReached as exc:
+        optimizer(_EndsAfterStop(cost_func, StopCriterionReached), searchspace)
+    except (StopCriterionReached, _RunEnded) as exc:
         if tuning_options.verbose:
             print(exc)
     return cost_func.results
+
+
+class _RunEnded(BaseException):
+    """The optimizer called func again after StopCriterionReached: the budget is spent, the run ends."""
+
+
+class _EndsAfterStop:
+    """Kernel Tuner's CostFunc, except that a call after StopCriterionReached ends the run (an
+    optimizer that catches the stop and keeps calling would otherwise loop for ever)."""
+
+    def __init__(self, cost_func, stop):
+        self._cost_func, self._stop, self._stopped = cost_func, stop, False
+
+    def __getattr__(self, name):
+        return getattr(self._cost_func, name)
+
+    def __call__(self, *args, **kwargs):
+        if self._stopped:
+            raise _RunEnded("func called again after StopCriterionReached")
+        try:
+            return self._cost_func(*args, **kwargs)
+        except self._stop:
+            self._stopped = True
+            raise
 '''
 
 
@@ -147,6 +174,7 @@ def module_source(name: str, source: str, prov: Provenance, values: dict | None 
         raise ExportError(f"tuned values {unknown} are not hyperparameters of {info.class_name}; "
                           "re-run `tunesmith hpo` for this candidate")
     code, about = split_docstring(with_defaults(source, values))
+    code = with_prelude(code)  # OptAlg / StopCriterionReached, where the code assumes them (LLaMEA style)
     prov_dict = {k: v for k, v in prov.__dict__.items()}
     prov_dict["tuned_values"] = values
     text = (f'"""{_docstring(name, info, prov, values, about)}\n"""\n\n{code}\n'

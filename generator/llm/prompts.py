@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +39,7 @@ class Reply:
 
     description: str
     code: str | None
+    truncated: bool = False  # the reply stopped at the token limit (the fix prompt asks for shorter code)
 
 
 def _application_lines(info: dict) -> list[str]:
@@ -152,63 +152,13 @@ def _tail(text: str, n: int) -> str:
 
 # ---------------------------------------------------------------- reply extraction
 
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.S | re.M)
-_CODE_START = re.compile(r"^(import |from |class |def |@)", re.M)
 
+def extract_reply(text: str | None, finish_reason: str | None = None) -> Reply:
+    """Description and code of a reply; robust to the shapes real replies take (generator.llm.reply_code)."""
+    from generator.llm.reply_code import description, find_code
 
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-        return True
-    except SyntaxError:
-        return False
-
-
-def _score_block(code: str) -> tuple:
-    """Rank code blocks: an optimizer class with __call__ first, then parsable, then longest."""
-    has_class = bool(re.search(r"^class \w+", code, re.M))
-    return (has_class and "__call__" in code, has_class, _parses(code), len(code))
-
-
-def _unfenced_code(text: str) -> str | None:
-    """Code written without fences: from the first code-looking line, trailing prose trimmed."""
-    m = _CODE_START.search(text)
-    if not m:
-        return None
-    lines = text[m.start():].rstrip().splitlines()
-    # Drop trailing prose lines (unindented, not code) until the rest parses.
-    for end in range(len(lines), 0, -1):
-        candidate = "\n".join(lines[:end])
-        if _parses(candidate):
-            return candidate
-    return "\n".join(lines)
-
-
-def _description(text: str, code: str | None) -> str:
-    """The one-line description: the first prose line before the code, or the code's first comment."""
-    head = text.split("```", 1)[0] if "```" in text else ""
-    for line in head.splitlines():
-        line = re.sub(r"\*\*|`", "", line.strip().lstrip("#")).strip().strip("*").strip()
-        if line:
-            return line[:300]
-    for line in (code or "").splitlines():
-        s = line.strip()
-        if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and len(s) > 2:
-            return s.lstrip("#").strip()[:300]
-    m = re.search(r"^class (\w+)", code or "", re.M)
-    return m.group(1) if m else ""
-
-
-def extract_reply(text: str | None) -> Reply:
-    """Description and code of a reply; robust to prose, several blocks, missing or unclosed fences."""
-    text = (text or "").replace("\r\n", "\n")
-    blocks = [m.group(2).strip("\n") for m in _FENCE.finditer(text)
-              if m.group(1).lower() in ("", "python", "py", "python3")]
-    blocks = [b for b in blocks if b.strip()]
-    code = max(blocks, key=_score_block) if blocks else _unfenced_code(text)
-    if code is not None and not code.strip():
-        code = None
-    return Reply(_description(text, code), code.rstrip() + "\n" if code else None)
+    found = find_code(text, finish_reason)
+    return Reply(description(text or "", found), found.code, found.truncated)
 
 
 def normalise_code(code: str) -> str:

@@ -40,7 +40,10 @@ def inspect_source(source: str) -> OptimizerInterface | CandidateError:
     except SyntaxError as exc:
         lineno = exc.lineno if isinstance(exc.lineno, int) else None
         text = lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else (exc.text or "").strip() or None
-        return CandidateError("syntax", f"SyntaxError: {exc.msg}", line=text, lineno=lineno)
+        hint = ""
+        if "expected an indented block" in str(exc.msg):  # e.g. a body left as "# ... (rest of the code)"
+            hint = " (write the block's code out in full; a placeholder comment is not code)"
+        return CandidateError("syntax", f"SyntaxError: {exc.msg}{hint}", line=text, lineno=lineno)
     except (ValueError, TypeError) as exc:  # e.g. null bytes in the source
         return CandidateError("syntax", f"{type(exc).__name__}: {exc}")
     try:

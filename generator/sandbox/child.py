@@ -34,6 +34,9 @@ import sys
 import traceback
 import types
 
+from generator.sandbox import refusals
+from generator.sandbox.candidate_names import OptAlg as LocalOptAlg
+
 FRAME = struct.Struct("<ci")
 ANSWER = struct.Struct("<cdd")
 CANDIDATE_FILE = "<candidate>"
@@ -100,12 +103,15 @@ class CostFunction:
         self.budget_spent_fraction = 0.0
 
     def __call__(self, config, check_restrictions=True):
+        if self._stopped:
+            # It caught StopCriterionReached and called again: the budget is spent and nothing it
+            # does now can count, so the run ends here, as finished (a loop that swallows the stop
+            # would otherwise spin until the wall-clock limit and fail as a timeout).
+            _finish(self._req, self.local_calls)
         config = tuple(config)
         row = self._rows.get(config)
         if row is None:
             row = self._space.row_of(config)
-        if self._stopped:
-            raise stop_class()("budget spent")
         if row is None:  # outside the space: float max, free (Kernel Tuner's InvalidConfig)
             self.local_calls += 1
             return sys.float_info.max
@@ -141,6 +147,9 @@ def describe_error(exc: BaseException, stage: str, source_lines: list[str], memo
         message = f"the candidate called sys.exit({exc.code!r}); return from __call__ instead"
     else:
         message = f"{type(exc).__name__}: {exc}"
+        hint = refusals.hint_for(exc)
+        if hint:  # what to change, for refused things and names that do not exist (the fix prompt shows it)
+            message = f"{message[:350]} ({hint})"
         if stage == "construct":
             message = f"constructing the optimizer failed: {message}"
         elif stage == "load":
@@ -173,8 +182,9 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
     stage = "load"
     try:
         module = types.ModuleType("candidate")
-        module.__dict__.update({"__builtins__": builtins, "StopCriterionReached": StopCriterionReached})
+        module.__dict__.update({"__builtins__": builtins, **candidate_names()})
         sys.modules["candidate"] = module
+        refusals.refuse_processes_and_network()
         exec(compile(source, CANDIDATE_FILE, "exec"), module.__dict__)
         stage = "construct"
         optimizer = getattr(module, job["class_name"])(**job["init_kwargs"])
@@ -190,6 +200,13 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
             pass
         os._exit(0)
     _finish(req_fd, func.local_calls)
+
+
+def candidate_names() -> dict:
+    """OptAlg and StopCriterionReached, predefined for the candidate (generator.sandbox.candidate_names):
+    Kernel Tuner's OptAlg where the host imported Kernel Tuner for this source, else the local one."""
+    wrapper = sys.modules.get("kernel_tuner.strategies.wrapper")
+    return {"OptAlg": getattr(wrapper, "OptAlg", LocalOptAlg), "StopCriterionReached": StopCriterionReached}
 
 
 def _is_stop(exc: BaseException) -> bool:
@@ -336,7 +353,13 @@ def main() -> None:
         job = pickle.loads(read_exact(ctl_in, struct.unpack("<i", header)[0]))  # trusted: from the evaluator
         if job.get("preimport_kernel_tuner"):
             try:
+                import kernel_tuner.strategies.wrapper  # noqa: F401
                 import kernel_tuner.util  # noqa: F401
+            except Exception:
+                pass
+        for name in job.get("preimport", ()):  # heavy libraries the source imports: once per host, not per run
+            try:
+                __import__(name)
             except Exception:
                 pass
         if job.get("seeds"):

@@ -31,6 +31,7 @@ import time
 import weakref
 
 from generator.sandbox import isolation
+from generator.sandbox.candidate_names import preimports
 from generator.scoring.fitness import ERROR_KINDS, CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
@@ -38,6 +39,9 @@ from generator.sandbox.child import ANSWER, FRAME, MAX_JSON
 
 _BOOT = "import sys; from generator.sandbox.child import main; main()"
 MAX_IDLE_HOSTS = 8
+# Once the oracle has said "stop", the run may take this long to return before it is ended for it:
+# its trace is complete, so a candidate that swallows the stop is scored, not failed as a timeout.
+STOP_GRACE_S = 2.0
 
 
 class _Violation(Exception):
@@ -159,6 +163,8 @@ class Host:
         while not self.idle:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
+                if self._end_spent_run():
+                    continue
                 return error or self._timeout_error()
             for key, _ in sel.select(remaining):
                 if key.fd == self.req:
@@ -185,6 +191,7 @@ class Host:
             "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
             "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
             "preimport_kernel_tuner": "kernel_tuner" in job.source,
+            "preimport": preimports(job.source),
             # per run: seeds best first, for the candidate's search space (their values stay here)
             "seeds": {k: list(job.seeds[tuple(r[:2])].ranked) for k, r in enumerate(job.runs)
                       if tuple(r[:2]) in job.seeds},
@@ -301,11 +308,15 @@ class Host:
             raise _Violation("a request outside a running optimizer call")
         if not 0 <= row < self.n_rows:
             raise _Violation(f"row {row} out of range")
+        self.run_state["answered"] = self.run_state.get("answered", 0) + 1
         try:
             value = self.oracle.call_row(row)
             frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
         except StopCriterionReached:
             frame = ANSWER.pack(b"S", 0.0, self.oracle.budget_spent_fraction)
+            if not self.run_state.get("stopped"):
+                self.run_state["stopped"] = True
+                self.deadline = min(self.deadline, time.monotonic() + STOP_GRACE_S)
         try:
             os.write(self.resp, frame)
         except BlockingIOError:
@@ -344,16 +355,31 @@ class Host:
         st = self.run_state
         ti, repeat, _ = self.job.runs[self.k]
         error = st.get("error")
-        if error is None and not st.get("done"):
+        if error is None and not st.get("done") and not st.get("ended"):
             error = self._error(*self._status_error(status))
         trace = self.oracle.trace() if (self.oracle is not None and error is None) else None
         wall = time.monotonic() - st.get("t", time.monotonic())
-        self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {})))
+        self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {}), bool(st.get("cut"))))
         self.k += 1
         self.running = False
         if "pidfd" in self.pids:
             os.close(self.pids["pidfd"])
         self.run_state, self.oracle, self.pids = {}, None, {}
+
+    def _end_spent_run(self) -> bool:
+        """At the deadline: end a run whose budget is spent but which has not returned, or (cut_slow_runs)
+        one that has evaluated something; it is scored on its trace. True if one was ended."""
+        st = self.run_state
+        cut = not st.get("stopped") and self.cfg.cut_slow_runs and st.get("answered", 0) > 0
+        if not (st.get("stopped") or cut) or st.get("ended") or st.get("error") or not self.pids.get("run"):
+            return False
+        st["ended"], st["cut"] = True, cut  # by us: finished, not killed
+        try:
+            os.kill(self.pids["run"], signal.SIGKILL)  # PID 1 of its namespace: its whole tree goes
+        except OSError:
+            pass
+        self.deadline = time.monotonic() + self.cfg.timeout_s  # for the host's "exited" report
+        return True
 
     # ---------------------------------------------------------------- errors
     def _error(self, kind: str, message: str, **kw) -> CandidateError:
@@ -372,6 +398,9 @@ class Host:
             self.kill()
             raise SandboxError(f"the sandbox host did not start within {self.cfg.startup_s:g} s "
                                f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}")
+        if not self.run_state.get("answered"):
+            return self._error("timeout", f"the run did not evaluate anything within {self.cfg.timeout_s:g} s of "
+                                          "wall-clock time; call func early, and keep the work per evaluation small")
         return self._error("timeout", f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
                                       "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
                                       "and keep the work per evaluation small")

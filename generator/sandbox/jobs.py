@@ -45,6 +45,10 @@ class SandboxConfig:
     scratch_mb: int = 64  # size of its private /tmp
     output_kb: int = 64  # captured stdout+stderr kept (head and tail)
     isolate: bool = True  # namespaces, hidden paths, unprivileged uid (where the OS allows)
+    # A run that reaches timeout_s after evaluating something ends there and is scored on what it
+    # found, as Kernel Tuner's real-time budget ends a strategy whose own code is slow (README:
+    # "What a candidate may assume"); False: it fails as a timeout. No evaluation: always a timeout.
+    cut_slow_runs: bool = True
     hidden_paths: tuple[str, ...] = ()  # extra paths to hide from candidates
 
 
@@ -77,6 +81,7 @@ class RunOutcome:
     error: CandidateError | None
     wall_s: float
     protections: dict
+    cut: bool = False  # ended at its wall-clock limit before its budget was spent (SandboxConfig.cut_slow_runs)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 `parse_optimizer` finds the optimizer class and its declared hyperparameters; `with_defaults`
 writes new default values into the `hyperparameters` dict and the `__init__` signature in place,
 so comments and layout survive; `check_imports` keeps exported modules to the standard library
-and numpy. Candidate code is untrusted until it is exported: nothing here executes it.
+and numpy (and scipy). Candidate code is untrusted until it is exported: nothing here executes it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from generator.errors import TunesmithError
 
-ALLOWED_IMPORTS = {"numpy", "kernel_tuner"}  # besides the standard library
+ALLOWED_IMPORTS = {"numpy", "scipy", "kernel_tuner"}  # besides the standard library (what the sandbox allows)
 
 
 class ExportError(TunesmithError):
@@ -122,7 +122,7 @@ def _plain(value):
 
 
 def check_imports(source: str, origin: str = "candidate") -> None:
-    """Exported modules use only the standard library, numpy and Kernel Tuner."""
+    """Exported modules use only the standard library, numpy, scipy and Kernel Tuner."""
     for node in ast.walk(ast.parse(source)):
         names = []
         if isinstance(node, ast.Import):
@@ -133,7 +133,7 @@ def check_imports(source: str, origin: str = "candidate") -> None:
             top = name.split(".")[0]
             if top not in sys.stdlib_module_names and top not in ALLOWED_IMPORTS:
                 raise ExportError(f"{origin}: imports {name!r}; exported modules may use only the standard "
-                                  "library and numpy; remove that import from the candidate")
+                                  "library, numpy, scipy and Kernel Tuner; remove that import from the candidate")
 
 
 def split_docstring(source: str) -> tuple[str, str]:

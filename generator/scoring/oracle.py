@@ -26,7 +26,13 @@ from generator.scoring.score import Budget, Trace
 from generator.tasks.space import SearchSpace
 from generator.tasks.cache import Task
 
-__all__ = ["Oracle", "StopCriterionReached"]
+__all__ = ["Oracle", "RunEnded", "StopCriterionReached"]
+
+
+class RunEnded(BaseException):
+    """Raised instead of a second StopCriterionReached where `Oracle.end_ignored_stop` is set: the
+    optimizer caught the stop and called func again. A BaseException, so that `except Exception`
+    and `except StopCriterionReached` do not swallow it; the runner catches it (the run is over)."""
 
 
 class Oracle:
@@ -47,6 +53,8 @@ class Oracle:
         self.calls = 0  # every call, revisits and invalid configurations included
         self.invalid_calls = 0
         self.budget_spent_fraction = 0.0
+        self.end_ignored_stop = False  # set by in-process runs of optimizer classes (generator.runner)
+        self._stop_raised = False
 
     # --- Kernel Tuner's CostFunc surface -------------------------------------------------
     def __call__(self, config, check_restrictions: bool = True) -> float:
@@ -98,9 +106,15 @@ class Oracle:
     def _raise_if_done(self) -> None:
         b = self.budget
         if b.max_fevals is not None and len(self._rows) >= b.max_fevals:
-            raise StopCriterionReached(f"max_fevals ({b.max_fevals}) reached")
+            self._stop(f"max_fevals ({b.max_fevals}) reached")
         if b.seconds is not None and self.spent_seconds > b.seconds:
-            raise StopCriterionReached("time limit exceeded")
+            self._stop("time limit exceeded")
+
+    def _stop(self, why: str) -> None:
+        if self._stop_raised and self.end_ignored_stop:
+            raise RunEnded("the optimizer called func again after StopCriterionReached; the budget is spent")
+        self._stop_raised = True
+        raise StopCriterionReached(why)
 
     def _fraction(self) -> float:
         b = self.budget

@@ -1,11 +1,19 @@
 # expect: ok
 # Starts a detached daemon (new session) and a shell that writes outside; then returns normally.
-import os
+# Python's subprocess and os.system are refused at the Python level (generator.sandbox.refusals), so it
+# goes through libc, which the audit hook does not see: the walls must hold on their own.
+import ctypes
 import subprocess
 
 
 class SubprocessDaemon:
     def __call__(self, func, searchspace):
-        subprocess.Popen(["sleep", "@@SLEEP@@"], start_new_session=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.system("touch /tmp/tunesmith-hostile-@@TOKEN@@-sub @@PROJECT@@/tunesmith-hostile-@@TOKEN@@-sub 2>/dev/null")
+        try:
+            subprocess.Popen(["sleep", "@@SLEEP@@"], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            raise RuntimeError("ESCAPED: subprocess.Popen was not refused")
+        except PermissionError:
+            pass
+        libc = ctypes.CDLL(None)
+        libc.system(b"setsid sleep @@SLEEP@@ </dev/null >/dev/null 2>&1 &")
+        libc.system(b"touch /tmp/tunesmith-hostile-@@TOKEN@@-sub @@PROJECT@@/tunesmith-hostile-@@TOKEN@@-sub 2>/dev/null")

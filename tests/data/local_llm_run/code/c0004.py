@@ -1,0 +1,42 @@
+import numpy as np
+from typing import List, Tuple
+
+class MyOptimizer:
+    hyperparameters = {"pop_size": {"type": "int", "low": 4, "high": 64, "default": 16}}
+
+    def __init__(self, budget=5000, pop_size=16):
+        self.budget = budget
+        self.pop_size = pop_size
+
+    def __call__(self, func, searchspace):
+        # hill climbing with an additional step to explore adjacent configurations
+        best, best_cost = None, float("inf")
+        while True:
+            for config in searchspace.get_random_sample(self.pop_size):
+                cost = func(config)
+                if cost < best_cost:
+                    best, best_cost = config, cost
+
+            # check if we have reached the budget
+            if self.budget <= 0:
+                return best, best_cost
+
+            # try to move up one step in the search space
+            neighbors = searchspace.get_neighbors(best)
+            for neighbor in neighbors:
+                new_cost = func(neighbor)
+                if new_cost < cost:
+                    best, best_cost = neighbor, new_cost
+
+            # try to move down one step (if not local optima)
+            if best_cost == float("inf"):
+                continue
+
+            # check if we can move down one step
+            neighbors = searchspace.get_neighbors(best, neighbor_method="strictly-adjacent")
+            for neighbor in neighbors:
+                new_cost = func(neighbor)
+                if new_cost < cost:
+                    best, best_cost = neighbor, new_cost
+
+            self.budget -= 1

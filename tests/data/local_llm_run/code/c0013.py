@@ -1,0 +1,35 @@
+import numpy as np
+from typing import List, Tuple
+
+class MyOptimizer:
+    hyperparameters = {"pop_size": {"type": "int", "low": 4, "high": 64, "default": 16}, "temperature": {"type": "float", "low": 0.1, "high": 5, "default": 2}}
+
+    def __init__(self, budget=5000, pop_size=16, temperature=2):
+        self.budget = budget
+        self.pop_size = pop_size
+        self.temperature = temperature
+
+    def __call__(self, func, searchspace):
+        # simulated annealing with slight modification to avoid local optima
+        best, best_cost = None, float("inf")
+        while True:
+            for config in searchspace.get_random_sample(self.pop_size):
+                cost = func(config)
+                if cost < best_cost:
+                    best, best_cost = config, cost
+
+            # check if we have reached the budget
+            if self.budget <= 0:
+                return best, best_cost
+
+            # try to move up one step in the search space
+            neighbors = searchspace.get_neighbors(best)
+            for neighbor in neighbors:
+                new_cost = func(neighbor)
+                if new_cost < cost:
+                    best, best_cost = neighbor, new_cost
+                elif np.random.rand() < np.exp((cost - new_cost) / self.temperature):
+                    best, best_cost = neighbor, new_cost
+
+            self.budget -= 1
+            self.temperature *= 0.95

@@ -1,0 +1,35 @@
+import numpy as np
+
+class MyOptimizer:
+    hyperparameters = {"pop_size": {"type": "int", "low": 4, "high": 64, "default": 16}}
+
+    def __init__(self, budget=5000, pop_size=16):
+        self.budget = budget
+        self.pop_size = pop_size
+        self.evaluations = 0
+
+    def update_budget_spent(self):
+        self.budget_spent_fraction = min(1.0, self.evaluations / self.budget)
+
+    def __call__(self, func, searchspace):
+        best, best_cost = None, float("inf")
+        while True:
+            for config in searchspace.get_random_sample(self.pop_size):
+                cost = func(config)
+                if cost < best_cost:
+                    best, best_cost = config, cost
+            # Perform local search
+            for _ in range(10):  # Adjust the number of iterations based on analysis
+                neighbors = searchspace.get_neighbors(best, neighbor_method="Hamming")
+                for neighbor in neighbors:
+                    new_cost = func(neighbor)
+                    if new_cost < best_cost:
+                        best, best_cost = neighbor, new_cost
+
+            # Update budget spent
+            self.evaluations += 1
+            self.update_budget_spent()
+
+            # Check if budget is spent
+            if self.budget_spent_fraction >= 1.0:
+                break

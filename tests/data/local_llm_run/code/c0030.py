@@ -1,0 +1,26 @@
+import numpy as np
+
+class MyOptimizer:
+    hyperparameters = {"pop_size": {"type": "int", "low": 4, "high": 64, "default": 16}}
+
+    def __init__(self, budget=5000, pop_size=16):
+        self.budget = budget
+        self.pop_size = pop_size
+
+    def __call__(self, func, searchspace):
+        best, best_cost = None, float("inf")
+        while True:
+            for config in searchspace.get_random_sample(self.pop_size):
+                cost = func(config)
+                if cost < best_cost:
+                    best, best_cost = config, cost
+            if self.budget <= 0:
+                return best, best_cost
+            new_config = None
+            while True:
+                new_config = np.random.choice(searchspace.tune_params[config], size=len(config), replace=False)
+                new_cost = func(new_config)
+                if new_cost < cost:
+                    best, best_cost = new_config, new_cost
+                    break
+            self.budget -= 1
