@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench import runner  # noqa: E402
+from generator.bench import kt_simulation, runner  # noqa: E402
 from generator.bench.bench import run_seed  # noqa: E402
 from generator.scoring.score import Trace, budget_for, score_traces  # noqa: E402
 from generator.tasks.space import SearchSpace  # noqa: E402
@@ -62,19 +62,19 @@ def job(args):
     strategy, ti, seed = args
     task = TASKS[ti]
     captured = {}
-    original = runner.trace_of_results
+    original = kt_simulation.trace_of_results
 
     def capture(task_, space_, results, accounting="simulated"):
         captured["results"] = results
         return original(task_, space_, results, accounting)
 
-    runner.trace_of_results = capture
+    kt_simulation.trace_of_results = capture
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runner.run_kernel_tuner(task, strategy, {}, seed, budget_for(task))
     finally:
-        runner.trace_of_results = original
+        kt_simulation.trace_of_results = original
     return ti, {k: t.to_dict() for k, t in variants(task, SearchSpace(task.space), captured["results"]).items()}
 
 

@@ -6,7 +6,7 @@ Starts each model's server exactly as a campaign does (`generator.llm.local_serv
 server's own timing lines (prompt eval, eval) from its log. Prints a table and writes JSON.
 
     python benchmarks/bench_local_llm.py --models local/smollm2-135m local/qwen2.5-coder-0.5b \
-        local/qwen2.5-coder-1.5b --out benchmarks/results/local_llm.json
+        local/qwen2.5-coder-1.5b --out benchmarks/local_llm_speed.json
 
 Needs the engine (`pip install -e ".[local]"`) and the models (`tunesmith llm install ...`).
 """
@@ -108,7 +108,7 @@ def main() -> None:
     prompts = {op: prompt_messages(args.config, op) for op in OPERATORS}
     results = {"date": time.strftime("%Y-%m-%d %H:%M"), "cores": os.cpu_count(), "config": args.config,
                "max_tokens": args.max_tokens, "models": [bench_model(m, prompts, args.max_tokens) for m in args.models]}
-    print(f"\n| model | ready (s) | operator | prompt tokens | TTFT (s) | prompt tok/s | generated | gen tok/s | RSS (MB) | load |")
+    print("\n| model | ready (s) | operator | prompt tokens | TTFT (s) | prompt tok/s | generated | gen tok/s | RSS (MB) | load |")
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for m in results["models"]:
         for r in m["requests"]:

@@ -93,7 +93,7 @@ def sandbox_us(task, calls: int, isolate: bool, trials: int = 3) -> dict:
 
 def startup_s(task, runs: int, isolate: bool) -> dict:
     """Seconds: a job on a new host (Python + numpy start), a job on a pooled host, each further run."""
-    from generator.sandbox.host import close_pool
+    from generator.sandbox.pool import close_pool
 
     def wall(n, cold):
         if cold:

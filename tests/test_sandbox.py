@@ -310,22 +310,22 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
 
 
 def test_hosts_are_pooled_and_a_killed_one_is_not_reused(conv_task):
-    from generator.sandbox import host as sandbox_host
+    from generator.sandbox import pool as sandbox_pool
 
-    sandbox_host.close_pool()
+    sandbox_pool.close_pool()
     noop = "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
     assert run_job(_job(conv_task, noop, repeats=1, class_name="Noop")).error is None
-    [host] = sandbox_host._POOL
+    [host] = sandbox_pool._POOL
     pid = host.proc.pid
     assert run_job(_job(conv_task, WALK, repeats=2)).error is None  # another candidate, same host
-    assert [h.proc.pid for h in sandbox_host._POOL] == [pid]
+    assert [h.proc.pid for h in sandbox_pool._POOL] == [pid]
     loop = "class Loop:\n    def __call__(self, func, searchspace):\n        while True:\n            pass\n"
     out = run_job(_job(conv_task, loop, repeats=1, class_name="Loop", config=SandboxConfig(timeout_s=1, startup_s=120)))
     assert out.error.kind == "timeout"
-    assert sandbox_host._POOL == []  # it was killed with the run
+    assert sandbox_pool._POOL == []  # it was killed with the run
     bad = "class Bad:\n    def __call__(self, func, searchspace):\n        raise ValueError(1)\n"
     assert run_job(_job(conv_task, bad, repeats=3, class_name="Bad")).error.kind == "exception"
-    assert len(sandbox_host._POOL) == 1  # a failed candidate does not spoil its host
+    assert len(sandbox_pool._POOL) == 1  # a failed candidate does not spoil its host
     assert run_job(_job(conv_task, WALK, repeats=1)).error is None
 
 

@@ -14,8 +14,6 @@ killed, or whose runs lacked a PID namespace, is not reused.
 
 from __future__ import annotations
 
-import atexit
-import hashlib
 import json
 import os
 import pickle
@@ -26,16 +24,15 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import weakref
 
 from generator.sandbox import isolation
 from generator.sandbox.candidate_names import preimports
 from generator.scoring.fitness import ERROR_KINDS, CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
-from generator.sandbox.child import ANSWER, FRAME, MAX_JSON
+from generator.sandbox.streams import ANSWER, FRAME, MAX_JSON
+from generator.sandbox.streams import OutputTail, spec_key, write_all
 
 _BOOT = "import sys; from generator.sandbox.child import main; main()"
 MAX_IDLE_HOSTS = 8
@@ -130,7 +127,7 @@ class Host:
         self.job, self.cfg = job, job.config
         self.spaces = [SearchSpace(t.space) for t in job.tasks]
         self.t0 = time.monotonic()
-        self.output = _OutputTail(self.cfg.output_kb * 512)
+        self.output = OutputTail(self.cfg.output_kb * 512)
         self.runs: list[RunOutcome] = []
         self.k = 0  # the run in progress (index into job.runs)
         self.oracle, self.run_state, self.pids = None, {}, {}
@@ -200,7 +197,7 @@ class Host:
     def _send(self, payload: dict) -> None:
         data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            _write_all(self.ctl_down, struct.pack("<i", len(data)) + data)
+            write_all(self.ctl_down, struct.pack("<i", len(data)) + data)
         except BrokenPipeError:
             pass  # the host died; the loop reports it
 
@@ -421,117 +418,3 @@ class Host:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         return "killed", (f"the candidate's process exited (status {code}) before its __call__ returned "
                           "(os._exit, or sys.exit in a thread); return from __call__ instead")
-
-
-class _OutputTail:
-    """Captured stdout+stderr of a job: the first and the last `half` bytes, the middle counted."""
-
-    def __init__(self, half: int):
-        self.half, self.head, self.tail, self.total = half, bytearray(), bytearray(), 0
-
-    def keep(self, data: bytes) -> None:
-        self.total += len(data)
-        if len(self.head) < self.half:
-            take = self.half - len(self.head)
-            self.head += data[:take]
-            data = data[take:]
-        self.tail = (self.tail + data)[-self.half:]
-
-    def read(self, fd: int, sel) -> None:
-        try:
-            data = os.read(fd, 65536)
-        except BlockingIOError:
-            return
-        if not data:
-            sel.unregister(fd)
-        self.keep(data)
-
-    def drain(self, fd: int) -> None:
-        try:
-            while data := os.read(fd, 65536):
-                self.keep(data)
-        except OSError:
-            pass
-
-    def text(self) -> str:
-        cut = self.total - len(self.head) - len(self.tail)
-        middle = f"\n... [{cut} bytes cut] ...\n" if cut > 0 else ""
-        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-_SPEC_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def spec_key(spec) -> str:
-    """A content hash of a SpaceSpec: a pooled host builds each search space once."""
-    key = _SPEC_KEYS.get(spec)
-    if key is None:
-        h = hashlib.sha1(json.dumps([list(spec.tune_params.items()), list(spec.restrictions)], default=repr).encode())
-        h.update(spec.valid.tobytes())
-        key = _SPEC_KEYS[spec] = h.hexdigest()
-    return key
-
-
-# ------------------------------------------------------------------------------- the pool
-
-_POOL: list[Host] = []
-_POOL_LOCK = threading.Lock()
-
-
-def acquire_host() -> Host:
-    """An idle pooled host, or a new one."""
-    with _POOL_LOCK:
-        while _POOL:
-            host = _POOL.pop()
-            if host.alive():
-                return host
-            host.close()
-    return Host()
-
-
-def release_host(host: Host) -> None:
-    """Back to the pool if it ended cleanly, else killed."""
-    if host.reusable and host.alive():
-        with _POOL_LOCK:
-            if len(_POOL) < MAX_IDLE_HOSTS:
-                _POOL.append(host)
-                return
-    host.close()
-
-
-def close_pool() -> None:
-    """Kill every idle host (at exit; tests use it to start from nothing)."""
-    with _POOL_LOCK:
-        hosts, _POOL[:] = list(_POOL), []
-    for host in hosts:
-        host.close()
-
-
-def _forget_pool_in_child() -> None:
-    # A forked copy of the evaluating process must not talk to (or keep alive) its parent's hosts.
-    for host in _POOL:
-        for fd in (host.ctl_down, host.ctl_up, host.req, host.resp, host.out):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-    _POOL.clear()
-
-
-atexit.register(close_pool)
-os.register_at_fork(after_in_child=_forget_pool_in_child)
-
-
-def run_job(job: Job) -> JobOutcome:
-    """Run a job's runs in one sandbox host; serve the oracle; return traces or the first error."""
-    host = acquire_host()
-    try:
-        return host.serve(job)
-    finally:
-        release_host(host)

@@ -1,0 +1,187 @@
+"""Inside one run's process: `func` (a round trip to the evaluator per new configuration), the
+names a candidate may assume, running its class, and describing what went wrong in terms the fix
+prompt can act on. Imported by the sandbox host before the walls go up.
+"""
+
+from __future__ import annotations
+
+import builtins
+import linecache
+import os
+import random
+import sys
+import traceback
+import types
+
+from generator.sandbox import refusals
+from generator.sandbox.candidate_names import OptAlg as LocalOptAlg
+from generator.sandbox.streams import ANSWER, FRAME, read_exact, send_json
+
+CANDIDATE_FILE = "<candidate>"
+
+
+class StopCriterionReached(Exception):
+    """Raised by `func` when the budget is spent (stands in for kernel_tuner.util's class)."""
+
+
+_combined: dict = {}
+
+
+def stop_class():
+    """The class to raise: Kernel Tuner's own if the candidate imported it, fused with ours."""
+    ku = sys.modules.get("kernel_tuner.util")
+    real = getattr(ku, "StopCriterionReached", None) if ku is not None else None
+    if real is None or real is StopCriterionReached:
+        return StopCriterionReached
+    if real not in _combined:
+        _combined[real] = type("StopCriterionReached", (real, StopCriterionReached), {})
+    return _combined[real]
+
+
+class CostFunction:
+    """The `func` a candidate receives: a new configuration is a round trip to the evaluator.
+
+    Kernel Tuner's CostFunc semantics, as the Oracle implements them, decide what needs the
+    evaluator: only the first evaluation of a valid configuration (it is charged and recorded).
+    A revisit returns the value this run already received, and a configuration outside the space
+    costs float max; both are free in the budget, so they are answered here without a round trip
+    (counted, and the count is reported when the run ends). Once the evaluator has said "stop",
+    every call raises at once.
+    """
+
+    def __init__(self, space, req_fd: int, resp_fd: int, rows: dict | None = None):
+        self._space, self._req, self._resp = space, req_fd, resp_fd
+        self._rows = rows if rows is not None else {}  # config tuple -> row, built once per host
+        self._seen: dict[int, float] = {}  # values this run has been told already
+        self._stopped = False
+        self.local_calls = 0
+        self.budget_spent_fraction = 0.0
+
+    def __call__(self, config, check_restrictions=True):
+        if self._stopped:
+            # It caught StopCriterionReached and called again: the budget is spent and nothing it
+            # does now can count, so the run ends here, as finished (a loop that swallows the stop
+            # would otherwise spin until the wall-clock limit and fail as a timeout).
+            _finish(self._req, self.local_calls)
+        config = tuple(config)
+        row = self._rows.get(config)
+        if row is None:
+            row = self._space.row_of(config)
+        if row is None:  # outside the space: float max, free (Kernel Tuner's InvalidConfig)
+            self.local_calls += 1
+            return sys.float_info.max
+        value = self._seen.get(row)
+        if value is not None:
+            self.local_calls += 1
+            return value
+        os.write(self._req, FRAME.pack(b"E", row))
+        kind, value, fraction = ANSWER.unpack(read_exact(self._resp, ANSWER.size))
+        self.budget_spent_fraction = fraction
+        if kind == b"S":
+            self._stopped = True
+            raise stop_class()("budget spent")
+        self._seen[row] = value
+        return value
+
+    eval = __call__
+
+    def eval_all(self, configs, check_restrictions=True):
+        return [self(c) for c in configs]
+
+
+# ----------------------------------------------------------------------------------- errors
+
+
+def describe_error(exc: BaseException, stage: str, source_lines: list[str], memory_mb: int = 0) -> dict:
+    """A structured error fit for an LLM: kind, message, trimmed traceback, offending line."""
+    kind = "memory" if isinstance(exc, MemoryError) else "interface" if stage == "construct" else "exception"
+    if isinstance(exc, MemoryError):
+        message = (f"MemoryError: the run needed more than its memory limit ({memory_mb} MiB on top of the "
+                   "interpreter); keep fewer or smaller data structures")
+    elif isinstance(exc, SystemExit):
+        message = f"the candidate called sys.exit({exc.code!r}); return from __call__ instead"
+    else:
+        message = f"{type(exc).__name__}: {exc}"
+        hint = refusals.hint_for(exc)
+        if hint:  # what to change, for refused things and names that do not exist (the fix prompt shows it)
+            message = f"{message[:350]} ({hint})"
+        if stage == "construct":
+            message = f"constructing the optimizer failed: {message}"
+        elif stage == "load":
+            message = f"running the module's top level failed: {message}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == CANDIDATE_FILE]
+    lineno = frames[-1].lineno if frames else None
+    line = source_lines[lineno - 1].strip() if lineno and 0 < lineno <= len(source_lines) else None
+    tb = "".join(traceback.format_list(frames[-8:])) + f"{type(exc).__name__}: {exc}"
+    return {"t": "error", "kind": kind, "message": message[:600], "traceback": tb[-2500:],
+            "line": line, "lineno": lineno}
+
+
+# -------------------------------------------------------------------------------- the run
+
+
+def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
+    """Execute the candidate for run k and report how it ended (never returns)."""
+    source = job["source"]
+    lines = source.splitlines()
+    linecache.cache[CANDIDATE_FILE] = (len(source), None, [ln + "\n" for ln in lines], CANDIDATE_FILE)
+    seed = job["runs"][k][2]
+    random.seed(seed)
+    import numpy as np
+
+    np.random.seed(seed % 2**32)
+    space.seed(seed)
+    func = CostFunction(space, req_fd, resp_fd, job["rows"][job["runs"][k][0]])
+    if job.get("seeds", {}).get(k):  # a hybrid run: the LLM's proposals come first from get_random_sample
+        space = sys.modules["generator.scoring.seeding"].SeededSpace(space, job["seeds"][k])
+    stage = "load"
+    try:
+        module = types.ModuleType("candidate")
+        module.__dict__.update({"__builtins__": builtins, **candidate_names()})
+        sys.modules["candidate"] = module
+        refusals.refuse_processes_and_network()
+        exec(compile(source, CANDIDATE_FILE, "exec"), module.__dict__)
+        stage = "construct"
+        optimizer = getattr(module, job["class_name"])(**job["init_kwargs"])
+        stage = "call"
+        optimizer(func, space)
+    except BaseException as exc:  # noqa: BLE001 - everything the candidate does wrong is reported
+        if _is_stop(exc):
+            _finish(req_fd, func.local_calls)  # the budget ended the run, as in Kernel Tuner's OptAlgWrapper
+        _flush()
+        try:
+            send_json(req_fd, describe_error(exc, stage, lines, job["limits"].memory_mb))
+        except BaseException:
+            pass
+        os._exit(0)
+    _finish(req_fd, func.local_calls)
+
+
+def candidate_names() -> dict:
+    """OptAlg and StopCriterionReached, predefined for the candidate (generator.sandbox.candidate_names):
+    Kernel Tuner's OptAlg where the host imported Kernel Tuner for this source, else the local one."""
+    wrapper = sys.modules.get("kernel_tuner.strategies.wrapper")
+    return {"OptAlg": getattr(wrapper, "OptAlg", LocalOptAlg), "StopCriterionReached": StopCriterionReached}
+
+
+def _is_stop(exc: BaseException) -> bool:
+    ku = sys.modules.get("kernel_tuner.util")
+    real = getattr(ku, "StopCriterionReached", StopCriterionReached) if ku is not None else StopCriterionReached
+    return isinstance(exc, (StopCriterionReached, real))
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def _finish(req_fd: int, local_calls: int) -> None:
+    _flush()
+    try:
+        os.write(req_fd, FRAME.pack(b"D", min(int(local_calls), 2**31 - 1)))
+    except BaseException:
+        pass
+    os._exit(0)  # do not wait for threads the candidate left running

@@ -1,0 +1,92 @@
+"""Bytes between the evaluating process, a sandbox host and its runs: frames, captured output, space keys.
+
+Wire format (little endian). run -> evaluator, on the request pipe: 5-byte frames, a type byte
+and an int32: b"E" row (evaluate a valid configuration by its row), b"D" n (run finished; n calls
+were answered in the run process: revisits and configurations outside the space), b"J" n
+followed by n bytes of JSON (start / error).
+evaluator -> run, on the response pipe: 17-byte frames b"V"|b"S", float64 value, float64
+budget_spent_fraction ("S" = stop: the budget is spent). host -> evaluator, on the control pipe:
+b"J" n JSON frames only (ready / began run k with pids / run k exited with status).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import weakref
+
+FRAME = struct.Struct("<ci")
+ANSWER = struct.Struct("<cdd")
+MAX_JSON = 1 << 20
+
+
+class OutputTail:
+    """Captured stdout+stderr of a job: the first and the last `half` bytes, the middle counted."""
+
+    def __init__(self, half: int):
+        self.half, self.head, self.tail, self.total = half, bytearray(), bytearray(), 0
+
+    def keep(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += data[:take]
+            data = data[take:]
+        self.tail = (self.tail + data)[-self.half:]
+
+    def read(self, fd: int, sel) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            sel.unregister(fd)
+        self.keep(data)
+
+    def drain(self, fd: int) -> None:
+        try:
+            while data := os.read(fd, 65536):
+                self.keep(data)
+        except OSError:
+            pass
+
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        middle = f"\n... [{cut} bytes cut] ...\n" if cut > 0 else ""
+        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+_SPEC_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def spec_key(spec) -> str:
+    """A content hash of a SpaceSpec: a pooled host builds each search space once."""
+    key = _SPEC_KEYS.get(spec)
+    if key is None:
+        h = hashlib.sha1(json.dumps([list(spec.tune_params.items()), list(spec.restrictions)], default=repr).encode())
+        h.update(spec.valid.tobytes())
+        key = _SPEC_KEYS[spec] = h.hexdigest()
+    return key
+
+
+def send_json(fd: int, obj) -> None:
+    data = json.dumps(obj, default=repr).encode()
+    write_all(fd, FRAME.pack(b"J", len(data)) + data)
+
+
+def read_exact(fd: int, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise EOFError("pipe closed")
+        buf += chunk
+    return buf
