@@ -67,6 +67,7 @@ class LLMConfig(Section):
     backoff: float = Field(2.0, ge=0)  # seconds before the first retry, doubled each time
     seed: int | None = None
     max_consecutive_errors: int = Field(3, ge=1)
+    concurrency: int = Field(4, ge=1, le=64)  # requests in flight together (1: one candidate at a time)
     params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
     caps: LLMCaps = Field(default_factory=LLMCaps)
 
@@ -121,6 +122,10 @@ class EvolutionConfig(Section):
     selection: Literal["tournament", "roulette", "best"] = "tournament"
     tournament_size: int = Field(2, ge=1)
     seed: int = 1
+    # "generation": a generation's offspring are all planned before any is asked for, so they can be
+    # in flight together; "serial": each is planned after the one before it was made (runs made
+    # before Tunesmith 0.2 continue this way; a failure can then be fixed within its generation)
+    planning: Literal["generation", "serial"] = "generation"
     operators: Operators = Field(default_factory=Operators)
 
     @model_validator(mode="after")
@@ -172,6 +177,17 @@ class PromptsConfig(Section):
     max_existing: int = Field(8, ge=0)  # 'new' lists this many existing algorithms to differ from
 
 
+class NoveltyConfig(Section):
+    """Near-copies caught before evaluation (generator.campaign.novelty)."""
+
+    # what counts as a copy, recorded as a duplicate and not evaluated: the same code up to names,
+    # docstrings, comments and constant values ("structure"), or only up to comments and layout
+    copies: Literal["structure", "layout"] = "structure"
+    # a candidate more similar than this to an archived one is asked for once more, with the prompt
+    # saying what it copied (similarity of normalised code, 0..1; 1.0 never asks again)
+    max_similarity: float = Field(0.95, ge=0, le=1)
+
+
 class OutputConfig(Section):
     run_dir: str = "results/run"
 
@@ -213,10 +229,11 @@ class CampaignConfig(Section):
     output: OutputConfig = Field(default_factory=OutputConfig)
     hpo: HpoConfig = Field(default_factory=HpoConfig)
     llm_guided: GuidedConfig = Field(default_factory=GuidedConfig)
+    novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
-RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base",
+RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base", "llm.concurrency",
                      "evolution.budget", "evaluation.workers", "evaluation.executor", "output.run_dir",
                      "description", "hpo"}
 
@@ -276,6 +293,26 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
         elif a != b:
             out.append(dotted)
     return out
+
+
+# Keys added after runs were made, with the value that reproduces how those runs were made (which
+# is not the new default): a run directory whose config lacks one continues as it started.
+LEGACY_VALUES = {"evolution.planning": "serial"}
+
+
+def with_legacy_values(data: dict) -> dict:
+    """A stored configuration with the keys it predates set as the Tunesmith that made it behaved."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for dotted, value in LEGACY_VALUES.items():
+        *path, key = dotted.split(".")
+        node = data
+        for part in path:
+            node = node.setdefault(part, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.setdefault(key, value)
+    return data
 
 
 def _section_default(key: str):

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -92,6 +93,13 @@ class Usage:
         self.prompt_tokens += ex.prompt_tokens
         self.completion_tokens += ex.completion_tokens
         self.cost_usd += ex.cost_usd
+
+    def add_usage(self, other: "Usage", sign: int = 1) -> None:
+        """Add (or with sign -1 take away) another Usage: reservations of calls in flight."""
+        self.calls += sign * other.calls
+        self.prompt_tokens += sign * other.prompt_tokens
+        self.completion_tokens += sign * other.completion_tokens
+        self.cost_usd += sign * other.cost_usd
 
     def to_dict(self) -> dict:
         return {**asdict(self), "tokens": self.tokens}
@@ -191,6 +199,9 @@ class LLMClient:
         self._next_id = first_id
         self._replay = None
         self._sleep = time.sleep
+        self._held = Usage()  # worst cases of the calls in flight (see reserve)
+        self._lock = threading.RLock()
+        self._id_lock = threading.Lock()
         model = settings.model
         if model.startswith("replay/"):
             self._replay = ReplayBackend(model.split("/", 1)[1])
@@ -199,31 +210,59 @@ class LLMClient:
 
             generator.llm.synth.register()
 
-    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None) -> Exchange:
+    def reserve(self, messages: list[dict], ref: str | None = None) -> Usage:
+        """Hold the worst case of one call (a full-length reply) against the caps until it completes.
+
+        Calls in flight together each hold their worst case, so no interleaving of replies can take
+        the campaign past a cap; raises CapReached when the call could pass one. Free (nothing held)
+        for replays and for a question answered before a crash."""
+        old = self.recorded.get(ref) if ref else None
+        if self._replay is not None or (old is not None and old.prompt_hash == prompt_hash(messages)):
+            return Usage(calls=0)
+        with self._lock:
+            hold = self._check_caps(messages)
+            self._held.add_usage(hold)
+        return hold
+
+    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None,
+                 reservation: Usage | None = None) -> Exchange:
         """Ask the model once (with retries); the exchange is recorded before it is returned.
 
         `seed` (default [llm] seed) goes to providers that take one; vary it per call so that a
         deterministic model (the synthesizer, temperature 0) does not answer a repeated prompt alike.
+        `reservation` is what `reserve` returned for this call (threads may call concurrently);
+        without one the caps are checked here.
         """
         phash = prompt_hash(messages)
-        old = self.recorded.get(ref) if ref else None
-        if old is not None and old.prompt_hash == phash:
-            return old  # answered before a crash: never pay twice for the same question
-        if self._replay is not None:
-            ex = self._replayed(messages, purpose, ref, phash)
-        else:
-            self._check_caps(messages)
-            ex = self._ask(messages, purpose, ref, phash, seed if seed is not None else self.settings.seed)
-        self.usage.add(ex)
-        if self.on_exchange:
-            self.on_exchange(ex)
+        if reservation is None:
+            reservation = self.reserve(messages, ref)
+        try:
+            old = self.recorded.get(ref) if ref else None
+            if old is not None and old.prompt_hash == phash:
+                return old  # answered before a crash: never pay twice for the same question
+            if self._replay is not None:
+                with self._lock:  # the replay serves recorded exchanges in order
+                    ex = self._replayed(messages, purpose, ref, phash)
+            else:
+                ex = self._ask(messages, purpose, ref, phash, seed if seed is not None else self.settings.seed)
+            with self._lock:
+                self._held.add_usage(reservation, -1)
+                reservation = None
+                self.usage.add(ex)
+                if self.on_exchange:
+                    self.on_exchange(ex)
+        finally:
+            if reservation is not None:
+                with self._lock:
+                    self._held.add_usage(reservation, -1)
         if ex.fatal:
             raise StopCampaign(f"llm ({self.settings.model}): {ex.error}")
         return ex
 
     def _new_id(self) -> str:
-        xid = f"x{self._next_id:04d}"
-        self._next_id += 1
+        with self._id_lock:
+            xid = f"x{self._next_id:04d}"
+            self._next_id += 1
         return xid
 
     def _replayed(self, messages, purpose, ref, phash) -> Exchange:
@@ -233,28 +272,38 @@ class LLMClient:
                         completion_tokens=old.completion_tokens, cost_usd=0.0, attempts=1, error=old.error,
                         fatal=old.fatal, finish_reason=old.finish_reason, prompt_hash=phash, created=time.time())
 
-    def _check_caps(self, messages: list[dict]) -> None:
-        """Refuse a call that could take the campaign past a cap (worst case: a full-length reply)."""
-        caps, s, u = self.settings.caps, self.settings, self.usage
-        if caps.max_calls is not None and u.calls >= caps.max_calls:
-            raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} calls made); "
-                             "raise it in [llm.caps] and resume the run")
+    def _check_caps(self, messages: list[dict]) -> Usage:
+        """Refuse a call that could take the campaign past a cap (worst case: a full-length reply),
+        counting the worst cases held by calls in flight; returns this call's worst case."""
+        caps, s = self.settings.caps, self.settings
+        u, held = self.usage, self._held
+        hold = Usage(calls=1)
+        if caps.max_calls is not None and u.calls + held.calls >= caps.max_calls:
+            raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} calls made"
+                             + (f", {held.calls} in flight" if held.calls else "")
+                             + "); raise it in [llm.caps] and resume the run")
         if caps.max_tokens is None and caps.max_usd is None:
-            return
+            return hold
         litellm = _litellm()
         try:
             prompt = litellm.token_counter(model=s.model, messages=messages)
         except Exception:
             prompt = sum(len(m.get("content") or "") for m in messages) // 3
         worst = prompt + s.max_tokens
-        if caps.max_tokens is not None and u.tokens + worst > caps.max_tokens:
-            raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used, next call "
-                             f"up to {worst}); raise it in [llm.caps] and resume the run")
+        hold.prompt_tokens, hold.completion_tokens = prompt, s.max_tokens
+        used = u.tokens + held.tokens
+        if caps.max_tokens is not None and used + worst > caps.max_tokens:
+            raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used"
+                             + (f", {held.tokens} held by calls in flight" if held.tokens else "")
+                             + f", next call up to {worst}); raise it in [llm.caps] and resume the run")
         if caps.max_usd is not None:
             worst_usd = _cost(litellm, s.model, prompt, s.max_tokens)
-            if u.cost_usd + worst_usd > caps.max_usd:
-                raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent, "
-                                 f"next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
+            hold.cost_usd = worst_usd
+            if u.cost_usd + held.cost_usd + worst_usd > caps.max_usd:
+                raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent"
+                                 + (f", {held.cost_usd:.4f} held by calls in flight" if held.cost_usd else "")
+                                 + f", next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
+        return hold
 
     def _kwargs(self, messages: list[dict], seed: int | None) -> dict:
         s = self.settings
