@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.config import CampaignConfig, ConfigError, blocking_changes, load_config, parse_config
+from generator.config import (CampaignConfig, ConfigError, blocking_changes, load_config, parse_config,
+                              with_legacy_values)
 from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
 from generator.llm.client import LLMClient, StopCampaign, Usage
@@ -221,7 +222,7 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
     run_dir = Path(cfg.output.run_dir)
     if Archive.exists(run_dir):
         archive = Archive.open(run_dir)
-        changed = blocking_changes(archive.config, resolved)
+        changed = blocking_changes(with_legacy_values(archive.config), resolved)
         if changed:
             raise ConfigError(f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
                               "use `tunesmith resume` to continue it, or set another output.run_dir")
@@ -252,7 +253,7 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
            executor: str | None = None) -> Summary:
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
     archive = Archive.open(run_dir)
-    data = archive.config
+    data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
     data["output"]["run_dir"] = str(run_dir)
     if budget:
         data["evolution"]["budget"] = budget
@@ -336,4 +337,14 @@ def format_status(run_dir, k: int = 10) -> str:
     lines += _leaderboard_lines(board, k)
     if board:
         lines.append(f"best candidate: {archive.code_file(board[0])}")
+    from generator.campaign.novelty import diversity_by_generation, format_diversity
+
+    lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
     return "\n".join(lines)
+
+
+def _code_or_none(archive: Archive, cand: Candidate) -> str | None:
+    try:
+        return archive.code(cand)
+    except OSError:  # a code file lost (copied run directory): the candidate simply has no shape
+        return None
