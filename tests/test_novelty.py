@@ -1,0 +1,186 @@
+"""Near-copies: normalised code, similarity, copies not evaluated, near-copies asked again once,
+and the archive's diversity per generation in `status` and in the report."""
+
+import pytest
+
+from fake_llm_server import FakeLLMServer
+from generator.archive import Archive
+from generator.campaign.loop import format_status, run_campaign
+from generator.campaign.novelty import Shape, ShapeIndex, diversity_by_generation, format_diversity, similarity
+from test_campaign import fake_evaluate
+
+A = '''import numpy as np
+
+
+class Descent:
+    """Greedy descent from random samples."""
+
+    hyperparameters = {"batch": {"type": "int", "low": 2, "high": 64, "default": 8}}
+
+    def __init__(self, budget=5000, batch=8):
+        self.budget = budget
+        self.batch = batch
+
+    def __call__(self, func, searchspace):
+        best, best_value = None, float("inf")
+        while True:
+            # a batch of random configurations; keep the best
+            for config in searchspace.get_random_sample(self.batch):
+                value = func(config)
+                if value < best_value:
+                    best, best_value = config, value
+            for config in searchspace.get_neighbors(best, neighbor_method="Hamming"):
+                value = func(config)
+                if value < best_value:
+                    best, best_value = config, value
+        return np.argmin([best_value])
+'''
+# the same algorithm: other names, constants, docstring, comments and layout
+RENAMED = (A.replace("Descent", "HillClimber").replace("best_value", "incumbent").replace("batch", "width")
+           .replace('"default": 8', '"default": 32').replace("width=8", "width=32")
+           .replace("Greedy descent from random samples.", "Climbs hills.").replace("    # a batch of random configurations; keep the best\n", ""))
+TWEAKED = A.replace("if value < best_value:\n                    best, best_value = config, value\n        return",
+                    "if value <= best_value:\n                    best, best_value = config, value\n        return")
+OTHER = '''import random
+
+
+class Walk:
+    hyperparameters = {}
+
+    def __init__(self, budget=5000):
+        self.budget = budget
+
+    def __call__(self, func, searchspace):
+        current = searchspace.get_random_sample(1)[0]
+        seen = set()
+        while True:
+            moves = [c for c in searchspace.get_neighbors(current, neighbor_method="adjacent") if tuple(c) not in seen]
+            if not moves:
+                current = searchspace.get_random_sample(1)[0]
+                continue
+            current = random.choice(moves)
+            seen.add(tuple(current))
+            func(current)
+'''
+THIRD = OTHER.replace('neighbor_method="adjacent"', 'neighbor_method="Hamming"').replace(
+    "            current = random.choice(moves)\n", "            moves.sort(key=lambda c: random.random())\n            current = moves[0]\n")
+
+
+def test_normalised_code_ignores_names_constants_docstrings_comments_and_layout():
+    a, renamed = Shape.of(A), Shape.of(RENAMED)
+    assert a.fingerprint == renamed.fingerprint and similarity(a, renamed) == 1.0
+    for change in (A.replace("argmin", "argmax"), TWEAKED, A.replace('"Hamming"', '"Hamming", ') + "\n"):
+        other = Shape.of(change)
+        if change.endswith("\n\n"):  # only layout changed
+            assert other.fingerprint == a.fingerprint
+        else:  # a library call or an operator is part of what the code does
+            assert other.fingerprint != a.fingerprint and 0.9 < similarity(a, other) < 1.0
+    assert similarity(a, Shape.of(OTHER)) < 0.6
+    assert Shape.of("class Broken(:\n") is None and Shape.of(None) is None
+    index = ShapeIndex()
+    index.add("c0001", a)
+    index.add("c0002", Shape.of(OTHER))
+    near = index.nearest(Shape.of(TWEAKED))
+    assert near.id == "c0001" and not near.exact and near.similarity > 0.9
+    assert index.nearest(renamed).exact and index.nearest(renamed).id == "c0001"
+
+
+def _fence(code: str, name: str) -> str:
+    return f"# {name}: an optimizer\n```python\n{code}```\n"
+
+
+def replies(body: dict) -> str:
+    """Per candidate number (the seed is llm.seed + number): copies and near-copies on purpose."""
+    n = body["seed"] - 11
+    asked_again = "## Near-copy of" in body["messages"][-1]["content"]
+    if asked_again:
+        return _fence(THIRD if n == 3 else RENAMED, f"Again{n}")
+    return _fence({1: A, 2: RENAMED, 3: TWEAKED, 4: OTHER, 5: TWEAKED}[n], f"Reply{n}")
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-novelty-key-0123456789")
+    with FakeLLMServer(replies) as srv:
+        yield srv
+
+
+def test_copies_are_not_evaluated_and_near_copies_are_asked_again_once(server, tmp_path, hub_dir, monkeypatch, capsys):
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'''name = "novelty"
+[llm]
+model = "openai/fake"
+api_base = "{server.base_url}"
+seed = 11
+retries = 0
+concurrency = 4
+[evolution]
+n_parents = 2
+n_offspring = 3
+budget = 5
+seed = 3
+[evolution.operators]
+new = 1
+refine = 0.0001
+simplify = 0.0001
+fix = 0
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = 1
+[novelty]
+max_similarity = 0.9
+[output]
+run_dir = "{tmp_path / 'run'}"
+''')
+    evaluated = []
+
+    def counting(code, *args):
+        evaluated.append(code)
+        return fake_evaluate(code, *args)
+    assert run_campaign(cfg, progress=False, evaluate=counting).state == "finished"
+    archive = Archive.open(tmp_path / "run")
+    c = {x.id: x for x in archive.candidates()}
+    # c0002: A with other names and constants: a duplicate of c0001, with its score, not evaluated
+    assert c["c0002"].duplicate_of == "c0001" and c["c0002"].score == c["c0001"].score
+    assert c["c0002"].novelty == {"nearest": "c0001", "similarity": 1.0}
+    # c0003 nearly copied c0001: asked again once, saying so; the second answer was evaluated
+    first = c["c0003"].novelty["reasked"]
+    assert first["nearest"] == "c0001" and 0.9 < first["similarity"] < 1.0
+    assert c["c0003"].description.startswith("Again3") and c["c0003"].duplicate_of is None
+    prompts = {x.ref: x.messages[-1]["content"] for x in archive.exchanges()}
+    assert "## Near-copy of c0001" in prompts["c0003:reask"] and "c0001" in prompts["c0003:reask"]
+    assert "class Descent" in prompts["c0003:reask"]  # what it copied is shown (c0001 is not its parent)
+    assert "## Near-copy" not in prompts["c0003"]
+    # c0005 nearly copied too; asked again, it answered an exact copy of c0001: a duplicate after all
+    assert c["c0005"].novelty["reasked"]["nearest"] == "c0001" and c["c0005"].duplicate_of == "c0001"
+    assert sorted(evaluated) == sorted([A, THIRD, OTHER])  # c0001, c0003 (second answer), c0004
+    assert "c0004:reask" not in prompts
+
+    status = format_status(tmp_path / "run")
+    assert "diversity per generation" in status
+    rows = diversity_by_generation(archive.candidates(), archive.code)
+    assert [(r.generation, r.candidates, r.duplicates, r.reasked) for r in rows] == [(0, 2, 1, 0), (1, 3, 1, 2)]
+    assert rows[0].distinct == 1 and rows[1].distinct == 3 and 0 < rows[1].diversity < 1
+    assert format_diversity(rows)[2].split() == ["0", "2", "1", "0", "-", "1", "-"]
+
+
+def test_report_shows_diversity(tmp_path):
+    from run_fixture import build_run
+    from generator.review.lineage import Lineage
+    from generator.review.report import build_report, report_data
+
+    run = build_run(tmp_path)
+    data = report_data(Lineage.load(run))
+    gens = [row["generation"] for row in data["diversity"]]
+    assert gens == [0, 1, 2, 3] and data["diversity"][2]["duplicates"] == 1
+    assert all(row["distinct"] == 1 for row in data["diversity"])  # the fixture's code differs only in constants
+    html = build_report(run).html.read_text()
+    assert 'id="diversity"' in html and "Diversity of the code" in html
+    from generator.review.plots import diversity
+
+    rows = [{"generation": 0, "candidates": 4, "duplicates": 0, "reasked": 0, "novelty": 0.4, "distinct": 4, "diversity": 0.5},
+            {"generation": 1, "candidates": 6, "duplicates": 2, "reasked": 1, "novelty": 0.2, "distinct": 7, "diversity": 0.45}]
+    png = diversity(rows, tmp_path / "report-diversity.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
