@@ -184,3 +184,22 @@ def test_report_shows_diversity(tmp_path):
             {"generation": 1, "candidates": 6, "duplicates": 2, "reasked": 1, "novelty": 0.2, "distinct": 7, "diversity": 0.45}]
     png = diversity(rows, tmp_path / "report-diversity.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_synthesizer_asked_again_avoids_the_structure_it_nearly_copied():
+    """Without the section a third of the synthesizer's refinements only move defaults; with it, none."""
+    from generator.llm.prompts import extract_reply
+    from generator.llm.synth import synthesize
+    from generator.llm.synth.compose import read_composition
+
+    parent = extract_reply(synthesize("## Instruction (operator: new)\nWrite one.", seed=1)).code
+    key = read_composition(parent).normalised().key()
+
+    def structure(near: bool, seed: int) -> str:
+        prompt = f"## Parent 1 (id: c0001, score: 0.5)\n\n```python\n{parent}```\n\n"
+        if near:
+            prompt += "## Near-copy of c0001\nYour previous answer was 98% similar to c0001.\n\n"
+        reply = synthesize(prompt + "## Instruction (operator: refine)\nImprove it.", seed=seed)
+        return read_composition(extract_reply(reply).code).normalised().key()
+    assert sum(structure(False, s) == key for s in range(30)) >= 3
+    assert sum(structure(True, s) == key for s in range(30)) == 0
