@@ -92,24 +92,24 @@ class InFlight:
             while True:
                 before = (send, check, record, [s.stage for s in slots])
                 limit = n if stop is None else stop[0]
-                # ask: in plan order, while there is room
-                while send < limit and self._room(send, record):
-                    slot = slots[send]
-                    if not slot.recorded:
-                        slot.messages = self.c.messages(slot.plan, self.existing)
-                        if not self._ask(slot, stop_at, send):
-                            break
-                    send += 1
                 # check: in plan order, each against the archive and the siblings before it
                 while check < limit and slots[check].stage in (REPLIED, BLOCKED):
                     slot = slots[check]
-                    if slot.stage == BLOCKED and not self._ask(slot, stop_at, check):
-                        break
                     if slot.stage == REPLIED:
-                        self._check(slot, slots, stop_at, check)
-                    if slot.stage in (ASKING, BLOCKED):
+                        self._check(slot, slots)
+                    if slot.stage == BLOCKED and not (self._room() and self._ask(slot, stop_at, check)):
+                        break  # a re-ask waits for room (or for a cap to clear)
+                    if slot.stage == ASKING:
                         break  # re-asked: the siblings after it wait for its final code
                     check += 1
+                # ask: in plan order, while there is room
+                while send < limit and (send <= record if self.concurrency == 1 else self._room()):
+                    slot = slots[send]
+                    if not slot.recorded:
+                        slot.messages = slot.messages or self.c.messages(slot.plan, self.existing)
+                        if not self._ask(slot, stop_at, send):
+                            break
+                    send += 1
                 for slot in slots[:check]:
                     if slot.stage == WAITING:
                         self._copy_twin(slot, slots)
@@ -158,11 +158,10 @@ class InFlight:
                          parent_ids=[p.id for p in plan.parents], created=time.time())
         return Slot(plan, cand)
 
-    def _room(self, send: int, record: int) -> bool:
-        if self.concurrency == 1:
-            return send <= record  # one candidate at a time, as before
-        asking = sum(1 for s in self.pending.values() if s.stage == ASKING)
-        return asking < self.concurrency
+    def _room(self) -> bool:
+        """Fewer than `concurrency` requests in flight. (With concurrency 1 the next candidate is
+        asked for only once the one before it is recorded: one candidate at a time, as before.)"""
+        return sum(1 for s in self.pending.values() if s.stage == ASKING) < self.concurrency
 
     # -- asking ----------------------------------------------------------------------------------
     def _ask(self, slot: Slot, stop_at, i: int) -> bool:
@@ -172,11 +171,9 @@ class InFlight:
         try:
             hold = llm.reserve(slot.messages, ref)
         except CapReached as exc:
-            if any(s.stage == ASKING for s in self.pending.values()):
-                slot.stage = BLOCKED if slot.reasked else slot.stage
-                return False  # calls in flight may cost less than their worst case: ask again then
-            stop_at(i, exc)
-            slot.stage = BLOCKED if slot.reasked else slot.stage
+            if not any(s.stage == ASKING for s in self.pending.values()):
+                stop_at(i, exc)
+            # else calls in flight may cost less than their worst case: try again once they are in
             return False
         seed = None if self.c.cfg.llm.seed is None else self.c.cfg.llm.seed + int(plan.id[1:])
         purpose = f"generate:{plan.operator}" + (":reask" if slot.reasked else "")
@@ -211,7 +208,7 @@ class InFlight:
             self.c.evaluated()
 
     # -- checking --------------------------------------------------------------------------------
-    def _check(self, slot: Slot, slots: list[Slot], stop_at, i: int) -> None:
+    def _check(self, slot: Slot, slots: list[Slot]) -> None:
         """Take the reply apart; a copy waits for its twin's score, a near-copy is asked again once,
         anything else joins the archive's code and goes to evaluation."""
         cand = slot.cand
@@ -260,7 +257,7 @@ class InFlight:
                           "reasked": {"exchange_id": ex.id, "nearest": near.id, "similarity": near.similarity}}
             slot.messages = self.c.messages(slot.plan, self.existing, copied=self._candidate(near.id, slots),
                                             similarity=near.similarity)
-            self._ask(slot, stop_at, i)
+            slot.stage = BLOCKED  # to be asked again as soon as there is room
             return
         self._index(cand, reply.code, shape)
         slot.code = reply.code

@@ -9,6 +9,7 @@ reused, and only the rest is asked and evaluated.
 from __future__ import annotations
 
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +65,7 @@ class Campaign:
         self._executor = None
         self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
         self._inflight = None
+        self._lock = threading.Lock()
 
     # -- what the generation maker (inflight.py) asks of the campaign -----------------------------
     def produce_generation(self, plans: list[Plan]) -> list[Candidate]:
@@ -119,13 +121,15 @@ class Campaign:
             return self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers)
         from generator.evaluation.evaluate import evaluate_source
 
-        if self._executor is None and (ev.workers > 1 or ev.executor != "local" or self.cfg.llm.concurrency > 1):
-            from generator.evaluation.executors import get_executor
+        with self._lock:  # candidates are evaluated from several threads: make the shared parts once
+            if self._executor is None and (ev.workers > 1 or ev.executor != "local" or self.cfg.llm.concurrency > 1):
+                from generator.evaluation.executors import get_executor
 
-            # one pool for the whole campaign, shared by the candidates evaluated at the same time
-            self._executor = get_executor(ev.executor, ev.workers)
+                # one pool for the whole campaign, shared by the candidates evaluated at the same time
+                self._executor = get_executor(ev.executor, ev.workers)
+            seeds = self.seeds(seed)
         return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
-                               workers=ev.workers, executor=self._executor, seeds=self.seeds(seed))
+                               workers=ev.workers, executor=self._executor, seeds=seeds)
 
     def seeds(self, seed: int):
         """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""
