@@ -1,6 +1,8 @@
 """Near-copies: normalised code, similarity, copies not evaluated, near-copies asked again once,
 and the archive's diversity per generation in `status` and in the report."""
 
+import time
+
 import pytest
 
 from fake_llm_server import FakeLLMServer
@@ -90,8 +92,11 @@ def _fence(code: str, name: str) -> str:
 
 
 def replies(body: dict) -> str:
-    """Per candidate number (the seed is llm.seed + number): copies and near-copies on purpose."""
+    """Per candidate number (the seed is llm.seed + number): copies and near-copies on purpose.
+    Later candidates answer later, so that no reply overtakes an earlier sibling's (see the test of
+    speculative evaluation for that)."""
     n = body["seed"] - 11
+    time.sleep(0.2 * n)
     asked_again = "## Near-copy of" in body["messages"][-1]["content"]
     if asked_again:
         return _fence(THIRD if n == 3 else RENAMED, f"Again{n}")
@@ -203,3 +208,49 @@ def test_synthesizer_asked_again_avoids_the_structure_it_nearly_copied():
         return read_composition(extract_reply(reply).code).normalised().key()
     assert sum(structure(False, s) == key for s in range(30)) >= 3
     assert sum(structure(True, s) == key for s in range(30)) == 0
+
+
+def test_a_reply_that_overtakes_an_earlier_one_is_evaluated_at_once_and_still_checked_in_order(
+        tmp_path, hub_dir, monkeypatch):
+    """c0001's reply is slow. c0002 (another algorithm) is evaluated before c0001's reply is in; c0003
+    (c0001 renamed) may be evaluated early too, but the check in plan order finds that it copies c0001:
+    a duplicate with c0001's score, whatever its own evaluation said."""
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-novelty-key-0123456789")
+    events = []
+
+    def slow_first(body):
+        n = body["seed"] - 11
+        time.sleep(1.5 if n == 1 else 0.0)
+        events.append(("reply", n, time.monotonic()))
+        return _fence({1: A, 2: OTHER, 3: RENAMED}[n], f"Reply{n}")
+
+    def timed(code, *args):
+        events.append(("eval", code, time.monotonic()))
+        return fake_evaluate(code, *args)
+    with FakeLLMServer(slow_first) as srv:
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'''[llm]
+model = "openai/fake"
+api_base = "{srv.base_url}"
+seed = 11
+concurrency = 4
+[evolution]
+n_parents = 3
+budget = 3
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = 1
+[output]
+run_dir = "{tmp_path / 'run'}"
+''')
+        assert run_campaign(cfg, progress=False, evaluate=timed).state == "finished"
+    c = {x.id: x for x in Archive.open(tmp_path / "run").candidates()}
+    first_reply = next(t for kind, n, t in events if kind == "reply" and n == 1)
+    evals = [(code, t) for kind, code, t in events if kind == "eval"]
+    assert any(code == OTHER and t < first_reply for code, t in evals)  # did not wait for c0001
+    assert [code for code, _ in evals].count(OTHER) == 1  # the early evaluation is the one that counts
+    assert c["c0002"].duplicate_of is None and c["c0002"].score is not None
+    assert c["c0003"].duplicate_of == "c0001" and c["c0003"].score == c["c0001"].score
+    assert [x.id for x in Archive.open(tmp_path / "run").candidates()] == ["c0001", "c0002", "c0003"]

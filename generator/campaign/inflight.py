@@ -11,6 +11,11 @@ taken in plan order:
   final code is known (its re-ask answered), so "the archive" means the same in every run;
 - candidates are appended to the archive in plan order (one that finished early waits).
 
+A reply that overtakes an earlier sibling's is evaluated at once unless it resembles the archive
+or a sibling's reply already in (speculation): when the check in plan order comes to it, the
+evaluation counts if the reply is to be evaluated, and is thrown away if it turned out to copy a
+sibling whose reply came later (the only case where near-copy rejection costs an evaluation).
+
 Caps: a request reserves its worst case (prompt plus a full-length reply) before it is sent, in
 plan order; one that could pass a cap waits until the calls in flight have finished and their real
 usage is known, and stops the campaign only if it still could. A stop at one candidate (cap,
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 
 from generator.archive import Candidate
 from generator.campaign.evolution import Plan
-from generator.campaign.novelty import Shape, ShapeIndex
+from generator.campaign.novelty import Shape, ShapeIndex, similarity
 from generator.errors import TunesmithError
 from generator.llm.client import CapReached, Exchange, StopCampaign
 from generator.llm.prompts import extract_reply, normalise_code
@@ -54,6 +59,10 @@ class Slot:
     first: dict = field(default_factory=dict)  # the first reply when it was re-asked
     code: str | None = None
     failure: BaseException | None = None
+    spec: Future | None = None  # an evaluation started before an earlier sibling's reply was in
+    spec_code: str | None = None
+    spec_shape: Shape | None = None
+    spec_tried: bool = False
 
 
 class InFlight:
@@ -69,6 +78,7 @@ class InFlight:
         self._llm = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-llm")
         self._eval = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-eval")
         self.pending: dict[Future, Slot] = {}
+        self.discarded: set[Future] = set()  # speculative evaluations the in-order check overruled
 
     def close(self) -> None:
         """Stop the thread pools (requests already sent finish and are recorded)."""
@@ -96,12 +106,17 @@ class InFlight:
                 while check < limit and slots[check].stage in (REPLIED, BLOCKED):
                     slot = slots[check]
                     if slot.stage == REPLIED:
-                        self._check(slot, slots)
+                        self._check(slot, slots, stop_at, check)
                     if slot.stage == BLOCKED and not (self._room() and self._ask(slot, stop_at, check)):
                         break  # a re-ask waits for room (or for a cap to clear)
                     if slot.stage == ASKING:
                         break  # re-asked: the siblings after it wait for its final code
                     check += 1
+                # a reply that overtook an earlier sibling's is evaluated now if it copies nothing known
+                # yet; the check in plan order decides later whether that evaluation counts
+                for slot in slots[check + 1:limit]:
+                    if slot.stage == REPLIED and not (slot.recorded or slot.reasked or slot.spec_tried):
+                        self._speculate(slot, slots[check:slots.index(slot)])
                 # ask: in plan order, while there is room
                 while send < limit and (send <= record if self.concurrency == 1 else self._room()):
                     slot = slots[send]
@@ -144,11 +159,12 @@ class InFlight:
 
     def _drain(self) -> None:
         """Let requests still in flight finish (their replies are recorded for a resume)."""
-        for future in list(self.pending):
-            if self.pending[future].stage == EVALUATING:
+        for future, slot in list(self.pending.items()):
+            if slot.stage == EVALUATING or future is slot.spec or future in self.discarded:
                 future.cancel()
         wait(list(self.pending))
         self.pending.clear()
+        self.discarded.clear()
 
     def _slot(self, plan: Plan) -> Slot:
         cand = self.c.recorded(plan)
@@ -175,9 +191,17 @@ class InFlight:
                 stop_at(i, exc)
             # else calls in flight may cost less than their worst case: try again once they are in
             return False
-        seed = None if self.c.cfg.llm.seed is None else self.c.cfg.llm.seed + int(plan.id[1:])
+        seed = self.c.cfg.llm.seed
+        if seed is not None:
+            seed += int(plan.id[1:])
+        elif self.c.cfg.llm.model.startswith("synth/"):
+            # the synthesizer, unseeded, answers a repeated prompt by how often it was asked: with
+            # requests in flight together that would be arrival order, so give each candidate its own
+            seed = int(plan.id[1:])
         purpose = f"generate:{plan.operator}" + (":reask" if slot.reasked else "")
         future = self._llm.submit(llm.complete, slot.messages, purpose, ref, seed, hold)
+        if not slot.reasked:
+            slot.cand.created = time.time()
         slot.stage = ASKING
         self.pending[future] = slot
         return True
@@ -185,8 +209,11 @@ class InFlight:
     def _finished(self, future: Future, slots: list[Slot], stop_at) -> None:
         slot = self.pending.pop(future)
         i = slots.index(slot)
-        if future.cancelled():
+        if future.cancelled() or future in self.discarded:
+            self.discarded.discard(future)
             return
+        if future is slot.spec and slot.stage != EVALUATING:
+            return  # a speculative evaluation: its result is read when the slot is checked
         exc = future.exception()
         if slot.stage == ASKING:
             if exc is not None:  # a fatal LLM error (bad key, unknown model): nothing after it is asked
@@ -196,19 +223,49 @@ class InFlight:
             slot.exchange = future.result()
             slot.stage = REPLIED
         elif slot.stage == EVALUATING:
-            if exc is not None:  # the sandbox itself broke: the run stops, resumable, and says why
-                stop_at(i, exc)
+            self._evaluated(slot, future, stop_at, i)
+
+    def _evaluated(self, slot: Slot, future: Future, stop_at, i: int) -> None:
+        if future.exception() is not None:  # the sandbox itself broke: the run stops, resumable, says why
+            stop_at(i, future.exception())
+            return
+        fitness, seconds = future.result()
+        cand = slot.cand
+        cand.timings["eval_s"] = round(seconds, 3)
+        cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
+        cand.error = (cand.fitness or {}).get("error")
+        slot.stage = DONE
+        self.c.evaluated()
+
+    def _speculate(self, slot: Slot, earlier: list[Slot]) -> None:
+        """Start evaluating a reply whose earlier siblings are not all checked, unless it looks like
+        a copy of the archive or of an earlier sibling's reply (then the check decides first)."""
+        slot.spec_tried = True
+        reply = extract_reply(slot.exchange.reply) if slot.exchange.ok else None
+        if reply is None or reply.code is None:
+            return
+        shape = slot.spec_shape = Shape.of(reply.code)
+        layout = hashlib.sha256(normalise_code(reply.code).encode()).hexdigest()[:16]
+        near = self.index.nearest(shape)
+        if layout in self.by_hash or near.exact or near.similarity > self.novelty.max_similarity:
+            return
+        for other in earlier:
+            if other.spec_shape is not None and shape is not None and \
+                    similarity(shape, other.spec_shape) > min(self.novelty.max_similarity, 0.999):
                 return
-            fitness, seconds = future.result()
-            cand = slot.cand
-            cand.timings["eval_s"] = round(seconds, 3)
-            cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
-            cand.error = (cand.fitness or {}).get("error")
-            slot.stage = DONE
-            self.c.evaluated()
+        slot.spec_code = reply.code
+        slot.spec = self._eval.submit(self._evaluate, reply.code)
+        self.pending[slot.spec] = slot
+
+    def _drop_speculation(self, slot: Slot) -> None:
+        if slot.spec is not None:
+            slot.spec.cancel()
+            if slot.spec in self.pending:
+                self.discarded.add(slot.spec)  # running or unread: its result is thrown away
+            slot.spec = None
 
     # -- checking --------------------------------------------------------------------------------
-    def _check(self, slot: Slot, slots: list[Slot]) -> None:
+    def _check(self, slot: Slot, slots: list[Slot], stop_at, i: int) -> None:
         """Take the reply apart; a copy waits for its twin's score, a near-copy is asked again once,
         anything else joins the archive's code and goes to evaluation."""
         cand = slot.cand
@@ -247,11 +304,13 @@ class InFlight:
         if twin is None and near.exact and self.novelty.copies == "structure":
             twin = near.id
         if twin is not None:  # the same algorithm again: same fitness, no second evaluation
+            self._drop_speculation(slot)
             cand.duplicate_of = twin
             slot.stage = WAITING
             self._copy_twin(slot, slots)
             return
         if not slot.reasked and near.id and near.similarity > self.novelty.max_similarity:
+            self._drop_speculation(slot)
             slot.reasked = True
             slot.first = {"exchange": ex, "llm_s": ex.latency_s,
                           "reasked": {"exchange_id": ex.id, "nearest": near.id, "similarity": near.similarity}}
@@ -262,6 +321,11 @@ class InFlight:
         self._index(cand, reply.code, shape)
         slot.code = reply.code
         slot.stage = EVALUATING
+        if slot.spec is not None and slot.spec_code == reply.code:  # started early: it counts
+            if slot.spec.done():
+                self._evaluated(slot, slot.spec, stop_at, i)
+            return
+        self._drop_speculation(slot)
         self.pending[self._eval.submit(self._evaluate, reply.code)] = slot
 
     def _evaluate(self, code: str):
