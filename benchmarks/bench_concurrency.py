@@ -151,18 +151,24 @@ def main() -> int:
     first = None
     try:
         for n in args.concurrency:
-            run_dir = out / f"concurrency{n}"
-            if run_dir.exists():
-                raise SystemExit(f"{run_dir} exists; remove it first")
-            llm.most = 0
-            served = llm.served
-            wall = run(campaign_file(base, out, f"concurrency{n}", "openai/recorded", api_base, n, args.delay),
-                       run_dir, args.budget)
+            run_dir, done = out / f"concurrency{n}", out / f"concurrency{n}.json"
+            if done.exists():  # measured by an earlier call with the same --out: reuse it
+                row = json.loads(done.read_text())
+                wall, requests, most = row["wall_s"], row["requests"], row["most_in_flight"]
+            elif run_dir.exists():
+                raise SystemExit(f"{run_dir} exists without {done.name} (an interrupted run?); remove it first")
+            else:
+                llm.most = 0
+                served = llm.served
+                wall = run(campaign_file(base, out, f"concurrency{n}", "openai/recorded", api_base, n, args.delay),
+                           run_dir, args.budget)
+                requests, most = llm.served - served, llm.most
             d = digest(run_dir)
             first = first or (wall, d)
             row = {"concurrency": n, "wall_s": round(wall, 1), "speedup": round(first[0] / wall, 2),
-                   "requests": llm.served - served, "most_in_flight": llm.most, "candidates": len(d),
+                   "requests": requests, "most_in_flight": most, "candidates": len(d),
                    "same_archive": d == first[1]}
+            done.write_text(json.dumps(row) + "\n")
             results["runs"].append(row)
             print(json.dumps(row), flush=True)
     finally:
