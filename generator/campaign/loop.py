@@ -3,7 +3,9 @@
 `run_campaign(config_path)` starts (or continues) the run in `output.run_dir`; `resume(run_dir)`
 continues from the configuration stored there. Resume replays the deterministic loop: candidates
 already in the archive are returned from it, an exchange already answered for a candidate is
-reused, and only the rest is asked and evaluated.
+reused, and only the rest is asked and evaluated. A generation's candidates are made together by
+`inflight.InFlight` (requests in flight, evaluation as replies arrive, everything recorded in plan
+order); the Campaign gives it prompts, the LLM client, the archive and the evaluator.
 """
 
 from __future__ import annotations
