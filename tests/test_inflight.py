@@ -127,9 +127,10 @@ def test_concurrency_4_and_1_make_the_same_run_from_the_same_replies(server, slo
         assert run_campaign(replayed, progress=False, evaluate=jittery_evaluate).state == "finished"
         assert digest(replayed.parent / f"replay{n}") == reference
     assert len(server.requests) == asked
-    # every re-ask has its own exchange (ref "cNNNN:reask"), which is what lets replay serve it
+    # every re-ask has its own exchange (ref "cNNNN:reask"), which is what lets replay serve it (a
+    # re-ask sent early on a guess that the check in plan order overruled adds one more)
     refs = [x.ref for x in Archive.open(together.parent / "together").exchanges()]
-    assert sum(r.endswith(":reask") for r in refs) == sum(bool(d[10]) for d in reference)
+    assert sum(r.endswith(":reask") for r in refs) >= sum(bool(d[10]) for d in reference)
 
 
 def test_interrupted_concurrent_run_resumes_to_the_serial_run(server, config):

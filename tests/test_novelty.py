@@ -254,3 +254,49 @@ run_dir = "{tmp_path / 'run'}"
     assert c["c0002"].duplicate_of is None and c["c0002"].score is not None
     assert c["c0003"].duplicate_of == "c0001" and c["c0003"].score == c["c0001"].score
     assert [x.id for x in Archive.open(tmp_path / "run").candidates()] == ["c0001", "c0002", "c0003"]
+
+
+def test_a_near_copy_that_overtakes_an_earlier_reply_is_asked_again_at_once(tmp_path, hub_dir, monkeypatch):
+    """c0002's reply is slow; c0003 nearly copies c0001 (archived in generation 0): it is asked again
+    before c0002's reply is in, and the check in plan order takes that second answer."""
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-novelty-key-0123456789")
+    served = {}
+
+    def answers(body):
+        n = body["seed"] - 11
+        again = "## Near-copy of" in body["messages"][-1]["content"]
+        time.sleep(1.5 if n == 2 else 0.0)
+        served[(n, again)] = time.monotonic()
+        return _fence(THIRD if again else {1: A, 2: OTHER, 3: TWEAKED}[n], f"Reply{n}{'again' if again else ''}")
+    with FakeLLMServer(answers) as srv:
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'''[llm]
+model = "openai/fake"
+api_base = "{srv.base_url}"
+seed = 11
+concurrency = 4
+[evolution]
+n_parents = 1
+n_offspring = 2
+budget = 3
+[evolution.operators]
+new = 1
+refine = 0
+simplify = 0
+fix = 0
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = 1
+[novelty]
+max_similarity = 0.9
+[output]
+run_dir = "{tmp_path / 'run'}"
+''')
+        assert run_campaign(cfg, progress=False, evaluate=fake_evaluate).state == "finished"
+    assert served[(3, True)] < served[(2, False)]  # asked again before the earlier sibling's reply came
+    archive = Archive.open(tmp_path / "run")
+    c = {x.id: x for x in archive.candidates()}
+    assert c["c0003"].novelty["reasked"]["nearest"] == "c0001" and c["c0003"].description == "Reply3again: an optimizer"
+    assert [x.ref for x in archive.exchanges()].count("c0003:reask") == 1

@@ -62,7 +62,10 @@ class Slot:
     spec: Future | None = None  # an evaluation started before an earlier sibling's reply was in
     spec_code: str | None = None
     spec_shape: Shape | None = None
+    spec_near: object = None  # what the speculation found nearest (generator.campaign.novelty.Nearest)
     spec_tried: bool = False
+    spec_reask: Future | None = None  # a re-ask sent before the check in plan order confirmed it
+    spec_messages: list[dict] | None = None
 
 
 class InFlight:
@@ -78,7 +81,8 @@ class InFlight:
         self._llm = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-llm")
         self._eval = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-eval")
         self.pending: dict[Future, Slot] = {}
-        self.discarded: set[Future] = set()  # speculative evaluations the in-order check overruled
+        self.discarded: set[Future] = set()  # speculative work the in-order check overruled
+        self.asking: set[Future] = set()  # requests in flight
 
     def close(self) -> None:
         """Stop the thread pools (requests already sent finish and are recorded)."""
@@ -107,6 +111,8 @@ class InFlight:
                     slot = slots[check]
                     if slot.stage == REPLIED:
                         self._check(slot, slots, stop_at, check)
+                        if slot.stage == REPLIED:
+                            continue  # asked again early, and that answer is in: check it now
                     if slot.stage == BLOCKED and not (self._room() and self._ask(slot, stop_at, check)):
                         break  # a re-ask waits for room (or for a cap to clear)
                     if slot.stage == ASKING:
@@ -116,7 +122,7 @@ class InFlight:
                 # yet; the check in plan order decides later whether that evaluation counts
                 for slot in slots[check + 1:limit]:
                     if slot.stage == REPLIED and not (slot.recorded or slot.reasked or slot.spec_tried):
-                        self._speculate(slot, slots[check:slots.index(slot)])
+                        self._speculate(slot, slots, slots[check:slots.index(slot)])
                 # ask: in plan order, while there is room
                 while send < limit and (send <= record if self.concurrency == 1 else self._room()):
                     slot = slots[send]
@@ -160,11 +166,12 @@ class InFlight:
     def _drain(self) -> None:
         """Let requests still in flight finish (their replies are recorded for a resume)."""
         for future, slot in list(self.pending.items()):
-            if slot.stage == EVALUATING or future is slot.spec or future in self.discarded:
-                future.cancel()
+            if future not in self.asking:
+                future.cancel()  # an evaluation no candidate waits for
         wait(list(self.pending))
         self.pending.clear()
         self.discarded.clear()
+        self.asking.clear()
 
     def _slot(self, plan: Plan) -> Slot:
         cand = self.c.recorded(plan)
@@ -177,20 +184,28 @@ class InFlight:
     def _room(self) -> bool:
         """Fewer than `concurrency` requests in flight. (With concurrency 1 the next candidate is
         asked for only once the one before it is recorded: one candidate at a time, as before.)"""
-        return sum(1 for s in self.pending.values() if s.stage == ASKING) < self.concurrency
+        return len(self.asking) < self.concurrency
 
     # -- asking ----------------------------------------------------------------------------------
     def _ask(self, slot: Slot, stop_at, i: int) -> bool:
         """Reserve and send the slot's request; False when a cap holds it back (or stops the run)."""
-        llm, plan = self.c.llm, slot.plan
-        ref = f"{plan.id}:reask" if slot.reasked else plan.id
         try:
-            hold = llm.reserve(slot.messages, ref)
+            self._send(slot, slot.messages, slot.reasked)
         except CapReached as exc:
-            if not any(s.stage == ASKING for s in self.pending.values()):
+            if not self.asking:
                 stop_at(i, exc)
             # else calls in flight may cost less than their worst case: try again once they are in
             return False
+        if not slot.reasked:
+            slot.cand.created = time.time()
+        slot.stage = ASKING
+        return True
+
+    def _send(self, slot: Slot, messages: list[dict], reask: bool) -> Future:
+        """Reserve a request's worst case against the caps (CapReached if it could pass one) and send it."""
+        llm, plan = self.c.llm, slot.plan
+        ref = f"{plan.id}:reask" if reask else plan.id
+        hold = llm.reserve(messages, ref)
         seed = self.c.cfg.llm.seed
         if seed is not None:
             seed += int(plan.id[1:])
@@ -198,22 +213,23 @@ class InFlight:
             # the synthesizer, unseeded, answers a repeated prompt by how often it was asked: with
             # requests in flight together that would be arrival order, so give each candidate its own
             seed = int(plan.id[1:])
-        purpose = f"generate:{plan.operator}" + (":reask" if slot.reasked else "")
-        future = self._llm.submit(llm.complete, slot.messages, purpose, ref, seed, hold)
-        if not slot.reasked:
-            slot.cand.created = time.time()
-        slot.stage = ASKING
+        purpose = f"generate:{plan.operator}" + (":reask" if reask else "")
+        future = self._llm.submit(llm.complete, messages, purpose, ref, seed, hold)
         self.pending[future] = slot
-        return True
+        self.asking.add(future)
+        return future
 
     def _finished(self, future: Future, slots: list[Slot], stop_at) -> None:
         slot = self.pending.pop(future)
+        self.asking.discard(future)
         i = slots.index(slot)
         if future.cancelled() or future in self.discarded:
             self.discarded.discard(future)
             return
         if future is slot.spec and slot.stage != EVALUATING:
             return  # a speculative evaluation: its result is read when the slot is checked
+        if future is slot.spec_reask and slot.stage != ASKING:
+            return  # a speculative re-ask: its reply is read when the slot is checked
         exc = future.exception()
         if slot.stage == ASKING:
             if exc is not None:  # a fatal LLM error (bad key, unknown model): nothing after it is asked
@@ -237,32 +253,56 @@ class InFlight:
         slot.stage = DONE
         self.c.evaluated()
 
-    def _speculate(self, slot: Slot, earlier: list[Slot]) -> None:
-        """Start evaluating a reply whose earlier siblings are not all checked, unless it looks like
-        a copy of the archive or of an earlier sibling's reply (then the check decides first)."""
-        slot.spec_tried = True
+    def _speculate(self, slot: Slot, slots: list[Slot], earlier: list[Slot]) -> None:
+        """Act on a reply whose earlier siblings are not all checked yet, as the check will most
+        likely decide: evaluate it, or ask again at once if it nearly copies the archive. Nothing
+        is done when it resembles an earlier sibling's reply (the check decides first then)."""
         reply = extract_reply(slot.exchange.reply) if slot.exchange.ok else None
         if reply is None or reply.code is None:
+            slot.spec_tried = True
             return
-        shape = slot.spec_shape = Shape.of(reply.code)
+        shape = slot.spec_shape = slot.spec_shape or Shape.of(reply.code)
         layout = hashlib.sha256(normalise_code(reply.code).encode()).hexdigest()[:16]
-        near = self.index.nearest(shape)
-        if layout in self.by_hash or near.exact or near.similarity > self.novelty.max_similarity:
-            return
-        for other in earlier:
-            if other.spec_shape is not None and shape is not None and \
-                    similarity(shape, other.spec_shape) > min(self.novelty.max_similarity, 0.999):
+        near = slot.spec_near = self.index.nearest(shape)
+        limit = min(self.novelty.max_similarity, 0.999)
+        for other in earlier:  # a sibling that will be asked again does not count with its first reply
+            if other.spec_shape is not None and shape is not None and not self._will_reask(other) \
+                    and similarity(shape, other.spec_shape) > limit:
+                slot.spec_tried = True
                 return
+        if layout in self.by_hash or near.exact:
+            slot.spec_tried = True
+            return
+        if self._will_reask(slot):
+            if not self._room():
+                return  # try again when a request is answered
+            slot.spec_tried = True
+            messages = self.c.messages(slot.plan, self.existing, copied=self._candidate(near.id, slots),
+                                       similarity=near.similarity)
+            try:
+                slot.spec_reask = self._send(slot, messages, reask=True)
+                slot.spec_messages = messages
+            except CapReached:
+                pass  # not now: the check in plan order asks again, waiting for room under the cap
+            return
+        slot.spec_tried = True
         slot.spec_code = reply.code
         slot.spec = self._eval.submit(self._evaluate, reply.code)
         self.pending[slot.spec] = slot
 
-    def _drop_speculation(self, slot: Slot) -> None:
-        if slot.spec is not None:
-            slot.spec.cancel()
-            if slot.spec in self.pending:
-                self.discarded.add(slot.spec)  # running or unread: its result is thrown away
-            slot.spec = None
+    def _will_reask(self, slot: Slot) -> bool:
+        near = slot.spec_near
+        return near is not None and near.id is not None and not near.exact \
+            and near.similarity > self.novelty.max_similarity
+
+    def _drop_speculation(self, slot: Slot, keep_reask: bool = False) -> None:
+        for name in ("spec",) if keep_reask else ("spec", "spec_reask"):
+            future = getattr(slot, name)
+            if future is not None:
+                future.cancel()
+                if future in self.pending:
+                    self.discarded.add(future)  # running or unread: its result is thrown away
+                setattr(slot, name, None)
 
     # -- checking --------------------------------------------------------------------------------
     def _check(self, slot: Slot, slots: list[Slot], stop_at, i: int) -> None:
@@ -310,12 +350,23 @@ class InFlight:
             self._copy_twin(slot, slots)
             return
         if not slot.reasked and near.id and near.similarity > self.novelty.max_similarity:
-            self._drop_speculation(slot)
             slot.reasked = True
             slot.first = {"exchange": ex, "llm_s": ex.latency_s,
                           "reasked": {"exchange_id": ex.id, "nearest": near.id, "similarity": near.similarity}}
             slot.messages = self.c.messages(slot.plan, self.existing, copied=self._candidate(near.id, slots),
                                             similarity=near.similarity)
+            early = slot.spec_reask
+            if early is not None and slot.spec_messages == slot.messages:  # asked again early, rightly
+                self._drop_speculation(slot, keep_reask=True)
+                if early in self.pending:
+                    slot.stage = ASKING  # its answer comes in as a re-ask's would
+                elif early.exception() is not None:
+                    stop_at(i, early.exception())
+                    slot.stage = ASKING
+                else:
+                    slot.exchange, slot.stage = early.result(), REPLIED
+                return
+            self._drop_speculation(slot)
             slot.stage = BLOCKED  # to be asked again as soon as there is room
             return
         self._index(cand, reply.code, shape)

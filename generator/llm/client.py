@@ -153,8 +153,9 @@ def read_exchanges(run_dir) -> list[Exchange]:
 class ReplayBackend:
     """Serves the recorded exchanges of RUN_DIR again, as if the LLM answered them a second time.
 
-    A call for a candidate gets the last exchange recorded for that candidate id (so a run that was
-    interrupted and resumed replays exactly); calls without a recorded ref get the rest in order.
+    A call for a candidate gets the last exchange recorded for that candidate id and prompt (so a
+    run that was interrupted and resumed replays exactly); calls without a recorded ref get the
+    rest in order.
     """
 
     def __init__(self, run_dir: str):
@@ -163,14 +164,20 @@ class ReplayBackend:
             raise TunesmithError(f"llm.model = 'replay/{run_dir}': {run_dir}: not a Tunesmith run directory (no "
                                  "config.json); give the output.run_dir of a campaign")
         recorded = read_exchanges(run_dir)
-        self.by_ref = {ex.ref: ex for ex in recorded if ex.ref}
+        self.by_ref: dict[str, list[Exchange]] = {}
+        for ex in recorded:
+            if ex.ref:
+                self.by_ref.setdefault(ex.ref, []).append(ex)
         self.in_order = recorded
         self.used: set[str] = set()
         self.next = 0
 
     def __call__(self, messages: list[dict], ref: str | None = None) -> Exchange:
         if ref in self.by_ref:
-            ex = self.by_ref[ref]
+            # a ref asked more than once (a re-ask sent early on a guess, then again): the answer to
+            # the same prompt, else the last
+            phash = prompt_hash(messages)
+            ex = next((x for x in reversed(self.by_ref[ref]) if x.prompt_hash == phash), self.by_ref[ref][-1])
             self.used.add(ex.id)
             return ex
         while self.next < len(self.in_order) and self.in_order[self.next].id in self.used:
