@@ -11,10 +11,11 @@ taken in plan order:
   final code is known (its re-ask answered), so "the archive" means the same in every run;
 - candidates are appended to the archive in plan order (one that finished early waits).
 
-A reply that overtakes an earlier sibling's is evaluated at once unless it resembles the archive
-or a sibling's reply already in (speculation): when the check in plan order comes to it, the
-evaluation counts if the reply is to be evaluated, and is thrown away if it turned out to copy a
-sibling whose reply came later (the only case where near-copy rejection costs an evaluation).
+A reply that overtakes an earlier sibling's is acted on at once, as its check will most likely
+decide (speculation): evaluated, or asked again if it nearly copies the archive. When the check
+in plan order comes to it, that work counts if the check decides the same, and is thrown away if
+not (e.g. the reply copied a sibling whose reply came later: the only case where near-copy
+rejection costs an evaluation, or an early re-ask an LLM call).
 
 Caps: a request reserves its worst case (prompt plus a full-length reply) before it is sent, in
 plan order; one that could pass a cap waits until the calls in flight have finished and their real
