@@ -119,8 +119,8 @@ class InFlight:
                     if slot.stage == ASKING:
                         break  # re-asked: the siblings after it wait for its final code
                     check += 1
-                # a reply that overtook an earlier sibling's is evaluated now if it copies nothing known
-                # yet; the check in plan order decides later whether that evaluation counts
+                # a reply that overtook an earlier sibling's is acted on now (evaluated, or asked again
+                # if it nearly copies the archive); the check in plan order decides whether that counts
                 for slot in slots[check + 1:limit]:
                     if slot.stage == REPLIED and not (slot.recorded or slot.reasked or slot.spec_tried):
                         self._speculate(slot, slots, slots[check:slots.index(slot)])
@@ -158,6 +158,8 @@ class InFlight:
             for future in self.pending:
                 future.cancel()
             self.pending.clear()
+            self.asking.clear()
+            self.discarded.clear()
             raise
         self._drain()
         if stop is not None:
