@@ -53,7 +53,10 @@ class InFlight(Speculation):
         self.by_hash: dict[str, str] = {}  # layout-normalised code hash -> first candidate with it
         self.fresh_llm_errors = 0
         self._llm = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-llm")
-        self._eval = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-eval")
+        # live tasks measure real kernels on one device: two candidates timed at once would disturb
+        # each other's measurements, so they are evaluated one after the other (requests still overlap)
+        live = any(t.info.get("live") for t in campaign.train)
+        self._eval = ThreadPoolExecutor(1 if live else self.concurrency, thread_name_prefix="tunesmith-eval")
         self.pending: dict[Future, Slot] = {}
         self.discarded: set[Future] = set()  # speculative work the in-order check overruled
         self.asking: set[Future] = set()  # requests in flight
