@@ -66,6 +66,9 @@ class Candidate:
     duplicate_of: str | None = None  # id of the earlier candidate with the same normalised code
     timings: dict = field(default_factory=dict)  # llm_s, eval_s
     created: float = 0.0
+    # nearest earlier code {"nearest": id, "similarity": 0..1}, and "reasked": the same for the first
+    # reply plus its "exchange_id" when that reply nearly copied it (generator.campaign.novelty)
+    novelty: dict | None = None
 
     @property
     def score(self) -> float | None:

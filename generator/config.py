@@ -81,6 +81,7 @@ class LLMConfig(Section):
     backoff: float = Field(2.0, ge=0, strict=True)  # seconds before the first retry, doubled each time
     seed: int | None = Field(None, strict=True)
     max_consecutive_errors: int = Field(3, ge=1, strict=True)
+    concurrency: int = Field(4, ge=1, le=64, strict=True)  # requests in flight together (1: one candidate at a time)
     params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
     caps: LLMCaps = Field(default_factory=LLMCaps)
     local: LocalLLMConfig = Field(default_factory=LocalLLMConfig)
@@ -89,6 +90,8 @@ class LLMConfig(Section):
     def _local_timeout(self):
         if self.model.startswith("local/") and "timeout" not in self.model_fields_set:
             self.timeout = LOCAL_TIMEOUT_S
+        if self.model.startswith("local/") and "concurrency" not in self.model_fields_set:
+            self.concurrency = 1  # the local server answers one request at a time; queued ones would time out
         return self
 
     @field_validator("model")
@@ -142,6 +145,10 @@ class EvolutionConfig(Section):
     selection: Literal["tournament", "roulette", "best"] = "tournament"
     tournament_size: int = Field(2, ge=1, strict=True)
     seed: int = Field(1, strict=True)
+    # "generation": a generation's offspring are all planned before any is asked for, so they can be
+    # in flight together; "serial": each is planned after the one before it was made (runs made
+    # before Tunesmith 0.2 continue this way; a failure can then be fixed within its generation)
+    planning: Literal["generation", "serial"] = "generation"
     operators: Operators = Field(default_factory=Operators)
 
     @field_validator("budget")
@@ -207,6 +214,19 @@ class PromptsConfig(Section):
     max_existing: int = Field(8, ge=0, strict=True)  # 'new' lists this many existing algorithms to differ from
 
 
+class NoveltyConfig(Section):
+    """Near-copies caught before evaluation (generator.campaign.novelty)."""
+
+    # what counts as a copy, recorded as a duplicate and not evaluated: the same code up to names,
+    # docstrings, comments and constant values ("structure"), or only up to comments and layout
+    copies: Literal["structure", "layout"] = "structure"
+    # a candidate more similar than this to an archived one is asked for once more, with the prompt
+    # saying what it copied (similarity of normalised code, 0..1; 1.0 never asks again). 0.97: above
+    # the 0.93-0.97 of the synthesizer's one-component refinements; a one-token edit of a 150-token
+    # class scores about 0.95 (README "Near-copies")
+    max_similarity: float = Field(0.97, ge=0, le=1)
+
+
 class OutputConfig(Section):
     run_dir: str = "results/run"
 
@@ -248,10 +268,11 @@ class CampaignConfig(Section):
     output: OutputConfig = Field(default_factory=OutputConfig)
     hpo: HpoConfig = Field(default_factory=HpoConfig)
     llm_guided: GuidedConfig = Field(default_factory=GuidedConfig)
+    novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
-RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base",
+RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base", "llm.concurrency",
                      "evolution.budget", "evaluation.workers", "evaluation.executor", "output.run_dir",
                      "description", "hpo"}
 
@@ -328,6 +349,26 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
         elif a != b:
             out.append(dotted)
     return out
+
+
+# Keys added after runs were made, with the value that reproduces how those runs were made (which
+# is not the new default): a run directory whose config lacks one continues as it started.
+LEGACY_VALUES = {"evolution.planning": "serial"}
+
+
+def with_legacy_values(data: dict) -> dict:
+    """A stored configuration with the keys it predates set as the Tunesmith that made it behaved."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for dotted, value in LEGACY_VALUES.items():
+        *path, key = dotted.split(".")
+        node = data
+        for part in path:
+            node = node.setdefault(part, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.setdefault(key, value)
+    return data
 
 
 def _section_default(key: str):

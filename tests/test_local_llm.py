@@ -99,8 +99,9 @@ def test_every_pinned_model_names_its_licence_and_hashes():
         assert all(len(p["sha256"]) == 64 and len(p["member_sha256"]) == 64 for p in m.parts)
 
 
-def test_local_models_get_a_cpu_timeout_unless_one_is_given():
-    assert LLMConfig(model=SMALL).timeout == 900.0
+def test_local_models_get_a_cpu_timeout_and_one_request_at_a_time_unless_told_otherwise():
+    assert LLMConfig(model=SMALL).timeout == 900.0 and LLMConfig(model=SMALL).concurrency == 1
+    assert LLMConfig(model=SMALL, concurrency=2).concurrency == 2
     assert LLMConfig(model=SMALL, timeout=30).timeout == 30
     assert LLMConfig(model="openai/gpt-4o-mini").timeout == 120.0
 

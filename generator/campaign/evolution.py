@@ -6,9 +6,12 @@ need a working parent, fix needs a failed candidate with code), then keeps the b
 from parents and offspring together for "mu+lambda" (elitist), from the offspring alone for
 "mu,lambda". The budget counts generated candidates, failures and duplicates included.
 
-Making a candidate (prompt, LLM, extraction, evaluation, archive) is the `produce` callable's job;
-the loop is deterministic given the seed and what `produce` returns, which is what lets a run be
-resumed by replaying it: recorded candidates come back from the archive instead of the LLM.
+Making candidates (prompt, LLM, extraction, evaluation, archive) is the `produce_generation`
+callable's job: it gets a generation's plans and returns their candidates in plan order, however
+it overlaps the work. The loop is deterministic given the seed and what it returns, which is what
+lets a run be resumed by replaying it: recorded candidates come back from the archive instead of
+the LLM. Plans are drawn before the generation is made, so a failure is fixed in a later
+generation, never in its own.
 """
 
 from __future__ import annotations
@@ -74,12 +77,22 @@ def survivors(parents: list[Candidate], offspring: list[Candidate], mu: int, str
 
 
 class Evolution:
-    """(mu+lambda) or (mu,lambda) evolution of candidates made by `produce(plan)`."""
+    """(mu+lambda) or (mu,lambda) evolution of candidates made by `produce_generation(plans)`.
 
-    def __init__(self, cfg, produce: Callable[[Plan], Candidate],
-                 on_generation: Callable[[int, list[Candidate]], None] | None = None):
+    With `planning = "generation"` every generation's plans (ids, operators, parents) are drawn
+    before any of its candidates is made, from the state the previous generation left, so the
+    maker may have them all in flight at once; `"serial"` plans one candidate after the other was
+    made (the loop of earlier versions). Either way the plans depend only on the seed and on the
+    candidates made, never on the order in which the maker finished them.
+    """
+
+    def __init__(self, cfg, produce: Callable[[Plan], Candidate] | None = None,
+                 on_generation: Callable[[int, list[Candidate]], None] | None = None,
+                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None):
         self.cfg = cfg  # generator.config.EvolutionConfig
-        self.produce = produce
+        if produce_generation is None:
+            produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731
+        self.produce_generation = produce_generation
         self.on_generation = on_generation
         self.rng = np.random.default_rng(cfg.seed)
         self.made: list[Candidate] = []
@@ -87,8 +100,8 @@ class Evolution:
         self._fix_queue: list[Candidate] = []
         self._by_id: dict[str, Candidate] = {}
 
-    def _next_id(self) -> str:
-        return f"c{len(self.made) + 1:04d}"
+    def _next_id(self, ahead: int = 0) -> str:
+        return f"c{len(self.made) + ahead + 1:04d}"
 
     def _fix_chain(self, c: Candidate) -> int:
         n = 0
@@ -97,15 +110,16 @@ class Evolution:
             c = self._by_id[c.parent_ids[0]]
         return n
 
-    def _make(self, generation: int, operator: str, parents: tuple[Candidate, ...]) -> Candidate:
-        cand = self.produce(Plan(self._next_id(), generation, operator, parents))
-        self.made.append(cand)
-        self._by_id[cand.id] = cand
-        kind = (cand.error or {}).get("kind")
-        if kind and kind not in UNFIXABLE and cand.code_path and not cand.duplicate_of \
-                and self._fix_chain(cand) < MAX_FIX_CHAIN:
-            self._fix_queue.append(cand)
-        return cand
+    def _produce(self, plans: list[Plan]) -> list[Candidate]:
+        made = self.produce_generation(plans)
+        for cand in made:
+            self.made.append(cand)
+            self._by_id[cand.id] = cand
+            kind = (cand.error or {}).get("kind")
+            if kind and kind not in UNFIXABLE and cand.code_path and not cand.duplicate_of \
+                    and self._fix_chain(cand) < MAX_FIX_CHAIN:
+                self._fix_queue.append(cand)
+        return made
 
     def _plan_offspring(self) -> tuple[str, tuple[Candidate, ...]]:
         cfg = self.cfg
@@ -121,19 +135,23 @@ class Evolution:
             return op, (select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size),)
         return op, ()
 
+    def _generation(self, generation: int, n: int, planned=None) -> list[Candidate]:
+        """Make n candidates of one generation (planned up front, or one after another)."""
+        draw = planned or self._plan_offspring
+        if getattr(self.cfg, "planning", "generation") == "serial":
+            return [c for _ in range(n) for c in self._produce([Plan(self._next_id(), generation, *draw())])]
+        return self._produce([Plan(self._next_id(k), generation, *draw()) for k in range(n)])
+
     def run(self) -> list[Candidate]:
         """Evolve until the budget of generated candidates is spent; returns the final population."""
         cfg = self.cfg
-        first = [self._make(0, "new", ()) for _ in range(min(cfg.n_parents, cfg.budget))]
+        first = self._generation(0, min(cfg.n_parents, cfg.budget), planned=lambda: ("new", ()))
         self.population = survivors([], first, cfg.n_parents, "mu+lambda")
         self._generation_done(0)
         generation = 0
         while len(self.made) < cfg.budget:
             generation += 1
-            offspring = []
-            for _ in range(min(cfg.n_offspring, cfg.budget - len(self.made))):
-                op, parents = self._plan_offspring()
-                offspring.append(self._make(generation, op, parents))
+            offspring = self._generation(generation, min(cfg.n_offspring, cfg.budget - len(self.made)))
             self.population = survivors(self.population, offspring, cfg.n_parents, cfg.strategy)
             self._generation_done(generation)
         return self.population

@@ -3,24 +3,25 @@
 `run_campaign(config_path)` starts (or continues) the run in `output.run_dir`; `resume(run_dir)`
 continues from the configuration stored there. Resume replays the deterministic loop: candidates
 already in the archive are returned from it, an exchange already answered for a candidate is
-reused, and only the rest is asked and evaluated.
+reused, and only the rest is asked and evaluated. A generation's candidates are made together by
+`inflight.InFlight` (requests in flight, evaluation as replies arrive, everything recorded in plan
+order); the Campaign gives it prompts, the LLM client, the archive and the evaluator.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sys
-import time
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.config import CampaignConfig, ConfigError, blocking_changes, check_budget, load_config, parse_config
+from generator.config import (CampaignConfig, ConfigError, blocking_changes, check_budget, load_config, parse_config,
+                              with_legacy_values)
 from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
 from generator.llm.client import LLMClient, StopCampaign, Usage
-from generator.llm.prompts import ParentView, extract_reply, normalise_code
-from generator.llm.reply_code import truncation_error
+from generator.llm.prompts import ParentView
 from generator.tasks.entries import load_task_set, resolve_paths
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
@@ -60,75 +61,59 @@ class Campaign:
         self.prompts = PromptBuilder(self.train, cfg.prompts)
         self._evaluate = evaluate
         self.progress = progress
-        self.by_hash: dict[str, Candidate] = {}
         self.made: list[Candidate] = []
-        self._fresh_llm_errors = 0
+        self.by_id: dict[str, Candidate] = {}
         self._bar = self._eval_bar = None
         self._executor = None
         self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
+        self._inflight = None
+        self._lock = threading.Lock()
 
-    # -- one candidate ---------------------------------------------------------------------
-    def produce(self, plan: Plan) -> Candidate:
-        """Make (or, on resume, recall) the candidate that `plan` asks for."""
+    # -- what the generation maker (inflight.py) asks of the campaign -----------------------------
+    def produce_generation(self, plans: list[Plan]) -> list[Candidate]:
+        """Make (or, on resume, recall) the candidates that `plans` ask for, in plan order."""
+        from generator.campaign.inflight import InFlight
+
+        if self._inflight is None:
+            self._inflight = InFlight(self)
+        return self._inflight.make(plans)
+
+    def recorded(self, plan: Plan) -> Candidate | None:
+        """The candidate `plan` asks for if the archive holds it already (resume), else None."""
         cand = self.done.get(plan.id)
-        if cand is not None:
-            if cand.operator != plan.operator or cand.parent_ids != [p.id for p in plan.parents]:
-                raise TunesmithError(f"{self.archive.run_dir}: recorded {cand.id} was made by {cand.operator}"
-                                     f"{cand.parent_ids} but the loop now asks for {plan.operator}"
-                                     f"{[p.id for p in plan.parents]}; the run's config or code changed, "
-                                     "start a new run directory")
-        else:
-            cand = self._make(plan)
-            self.archive.append_candidate(cand)
-            if self._fresh_llm_errors >= self.cfg.llm.max_consecutive_errors:
-                self.made.append(cand)
-                raise StopCampaign(f"llm ({self.cfg.llm.model}): {self._fresh_llm_errors} calls in a row failed, "
-                                   f"last: {cand.error['message']}; check the server and resume the run")
-        if cand.code_hash and not cand.duplicate_of:
-            self.by_hash.setdefault(cand.code_hash, cand)
+        if cand is not None and (cand.operator != plan.operator or cand.parent_ids != [p.id for p in plan.parents]):
+            raise TunesmithError(f"{self.archive.run_dir}: recorded {cand.id} was made by {cand.operator}"
+                                 f"{cand.parent_ids} but the loop now asks for {plan.operator}"
+                                 f"{[p.id for p in plan.parents]}; the run's config or code changed, "
+                                 "start a new run directory")
+        return cand
+
+    def messages(self, plan: Plan, existing: list[ParentView], copied: Candidate | None = None,
+                 similarity: float = 0.0) -> list[dict]:
+        """The prompt of a plan (`copied`: what its previous answer nearly copied, when asked again)."""
+        view = None
+        if copied is not None:  # no score: a sibling's may not be known yet, and the prompt must not vary
+            view = ParentView(copied.id, None, self.archive.code(copied) or "", copied.description)
+        return self.prompts.messages(plan.operator, parents=[self._view(p) for p in plan.parents],
+                                     error=plan.parents[0].error if plan.operator == "fix" else None,
+                                     existing=existing if plan.operator == "new" else (),
+                                     copied=view, similarity=similarity)
+
+    def candidate(self, cid: str) -> Candidate:
+        """A candidate made (or recalled) in this session, by id."""
+        return self.by_id[cid]
+
+    def recorded_one(self, cand: Candidate) -> None:
+        """A candidate reached the archive (in plan order): progress and status follow."""
         self.made.append(cand)
+        self.by_id[cand.id] = cand
         self._tick(cand)
         self._write_status("running")
-        return cand
 
-    def _make(self, plan: Plan) -> Candidate:
-        cand = Candidate(id=plan.id, generation=plan.generation, operator=plan.operator,
-                         parent_ids=[p.id for p in plan.parents], created=time.time())
-        messages = self.prompts.messages(plan.operator, parents=[self._view(p) for p in plan.parents],
-                                         error=plan.parents[0].error if plan.operator == "fix" else None,
-                                         existing=self._existing() if plan.operator == "new" else ())
-        seed = None if self.cfg.llm.seed is None else self.cfg.llm.seed + int(plan.id[1:])
-        ex = self.llm.complete(messages, purpose=f"generate:{plan.operator}", ref=plan.id, seed=seed)
-        cand.exchange_id, cand.timings["llm_s"] = ex.id, round(ex.latency_s, 3)
-        if not ex.ok:
-            # Only fresh failures count towards stopping: failures replayed on resume must not
-            # stop the run again at the same place.
-            self._fresh_llm_errors += 1
-            cand.error = {"kind": "llm", "message": ex.error, "traceback": None, "line": None}
-            return cand
-        self._fresh_llm_errors = 0
-        reply = extract_reply(ex.reply, getattr(ex, "finish_reason", None))
-        cand.description = reply.description
-        if reply.code is None:
-            why = "empty reply" if not (ex.reply or "").strip() else "the reply holds no Python code"
-            cand.error = {"kind": "no_code", "message": why, "traceback": None, "line": None}
-            return cand
-        cand.code_path = self.archive.write_code(plan.id, reply.code)
-        cand.code_hash = hashlib.sha256(normalise_code(reply.code).encode()).hexdigest()[:16]
-        twin = self.by_hash.get(cand.code_hash)
-        if twin is not None:  # the same algorithm again: same fitness, no second evaluation
-            cand.duplicate_of, cand.fitness, cand.error = twin.id, twin.fitness, twin.error
-            return cand
-        start = time.monotonic()
-        fitness = self.evaluate(reply.code)
-        cand.timings["eval_s"] = round(time.monotonic() - start, 3)
+    def evaluated(self) -> None:
+        """One candidate's sandbox runs are done (the evaluation progress bar)."""
         if self._eval_bar is not None:
             self._eval_bar.update(len(self.train) * self.cfg.evaluation.repeats)
-        cand.fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
-        cand.error = (cand.fitness or {}).get("error")
-        if reply.truncated:  # the fix prompt shows this message: it asks for shorter code
-            cand.error = truncation_error(cand.error)
-        return cand
 
     def evaluate(self, code: str):
         """Fitness of a candidate's code on the training tasks (sandboxed; static checks first)."""
@@ -138,12 +123,15 @@ class Campaign:
             return self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers)
         from generator.evaluation.evaluate import evaluate_source
 
-        if self._executor is None and (ev.workers > 1 or ev.executor != "local"):
-            from generator.evaluation.executors import get_executor
+        with self._lock:  # candidates are evaluated from several threads: make the shared parts once
+            if self._executor is None and (ev.workers > 1 or ev.executor != "local" or self.cfg.llm.concurrency > 1):
+                from generator.evaluation.executors import get_executor
 
-            self._executor = get_executor(ev.executor, ev.workers)  # one pool for the whole campaign
+                # one pool for the whole campaign, shared by the candidates evaluated at the same time
+                self._executor = get_executor(ev.executor, ev.workers)
+            seeds = self.seeds(seed)
         return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
-                               workers=ev.workers, executor=self._executor, seeds=self.seeds(seed))
+                               workers=ev.workers, executor=self._executor, seeds=seeds)
 
     def seeds(self, seed: int):
         """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""
@@ -159,7 +147,8 @@ class Campaign:
     def _view(self, c: Candidate) -> ParentView:
         return ParentView(c.id, c.score, self.archive.code(c) or "", c.description, c.per_task)
 
-    def _existing(self) -> list[ParentView]:
+    def existing(self) -> list[ParentView]:
+        """The best working algorithms so far, for 'new' prompts to differ from."""
         ok = sorted((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: -c.score)
         return [ParentView(c.id, c.score, "", c.description) for c in ok[: self.cfg.prompts.max_existing]]
 
@@ -191,7 +180,7 @@ class Campaign:
     def _run(self) -> Summary:
         from tqdm import tqdm
 
-        evo = Evolution(self.cfg.evolution, self.produce,
+        evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
                         on_generation=lambda g, pop: self._on_generation(g, pop))
         self._bar = tqdm(total=self.cfg.evolution.budget, desc="candidates", unit="cand", file=sys.stderr,
                          disable=not self.progress, dynamic_ncols=True, position=0)
@@ -218,6 +207,9 @@ class Campaign:
         finally:
             self._eval_bar.close()
             self._bar.close()
+            if self._inflight is not None:
+                self._inflight.close()
+                self._inflight = None
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
                 self._executor = None
@@ -249,7 +241,7 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
     run_dir = Path(cfg.output.run_dir)
     if Archive.exists(run_dir):
         archive = Archive.open(run_dir)
-        changed = blocking_changes(archive.config, resolved)
+        changed = blocking_changes(with_legacy_values(archive.config), resolved)
         if changed:
             raise ConfigError(f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
                               "use `tunesmith resume` to continue it, or set another output.run_dir")
@@ -292,7 +284,7 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
         check_budget(budget, f"--budget {budget}: ")
     archive = Archive.open(run_dir)
     with run_lock(run_dir, "resume"):
-        data = archive.config
+        data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
         data["output"]["run_dir"] = str(run_dir)
         if budget:
             data["evolution"]["budget"] = budget
@@ -394,4 +386,14 @@ def format_status(run_dir, k: int = 10) -> str:
     lines += _leaderboard_lines(board, k)
     if board:
         lines.append(f"best candidate: {archive.code_file(board[0])}")
+    from generator.campaign.novelty import diversity_by_generation, format_diversity
+
+    lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
     return "\n".join(lines)
+
+
+def _code_or_none(archive: Archive, cand: Candidate) -> str | None:
+    try:
+        return archive.code(cand)
+    except OSError:  # a code file lost (copied run directory): the candidate simply has no shape
+        return None

@@ -11,17 +11,15 @@ earlier run in order. API keys are read by litellm from the environment and neve
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
+import threading
 import time
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Callable
 
 from generator.errors import TunesmithError
-from generator.jsonl import read_lines
+from generator.llm.records import EXCHANGES_FILE, Exchange, Usage, prompt_hash, read_exchanges  # noqa: F401
 
 # litellm exception classes worth another try: the provider is busy, down or slow. Anything else
 # (bad key, unknown model, prompt too long) will fail again the same way, so it stops the campaign.
@@ -39,71 +37,6 @@ class StopCampaign(TunesmithError):
 
 class CapReached(StopCampaign):
     """A token, cost or call cap of [llm.caps] would be exceeded by the next call."""
-
-
-@dataclass
-class Exchange:
-    """One LLM call as recorded in the run directory."""
-
-    id: str
-    purpose: str  # e.g. "generate:refine", "llm_guided"
-    model: str
-    messages: list[dict]
-    reply: str | None = None
-    ref: str | None = None  # the candidate (or other object) this call served
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    attempts: int = 1  # requests sent (each one counts toward llm.caps.max_calls)
-    estimated_prompt_tokens: int = 0  # of prompt_tokens: estimated for timed-out requests (no usage came back)
-    error: str | None = None  # "ErrorClass: message" when no reply came
-    fatal: bool = False  # the error stopped the campaign (not retryable)
-    finish_reason: str | None = None
-    prompt_hash: str = ""
-    created: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.reply is not None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Exchange":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
-@dataclass
-class Usage:
-    """What the campaign has spent on LLM calls so far."""
-
-    calls: int = 0  # requests sent, retries included
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    estimated_prompt_tokens: int = 0  # of prompt_tokens: requests that timed out, estimated
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, ex: Exchange) -> None:
-        self.calls += max(1, ex.attempts)
-        self.estimated_prompt_tokens += ex.estimated_prompt_tokens
-        self.prompt_tokens += ex.prompt_tokens
-        self.completion_tokens += ex.completion_tokens
-        self.cost_usd += ex.cost_usd
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "tokens": self.tokens}
-
-
-def prompt_hash(messages: list[dict]) -> str:
-    """Stable hash of a prompt, to check that a recorded reply answers the same question."""
-    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _secrets() -> list[str]:
@@ -146,14 +79,6 @@ def _cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> fl
         return 0.0
 
 
-EXCHANGES_FILE = "exchanges.jsonl"  # in a run directory, one JSON object per call
-
-
-def read_exchanges(run_dir) -> list[Exchange]:
-    """The exchanges recorded in RUN_DIR/exchanges.jsonl, in call order."""
-    return read_lines(Path(run_dir) / EXCHANGES_FILE, Exchange.from_dict)
-
-
 class MissingKey(TunesmithError):
     """The model's provider needs an API key that the environment does not hold."""
 
@@ -191,8 +116,9 @@ def check_key(settings) -> None:
 class ReplayBackend:
     """Serves the recorded exchanges of RUN_DIR again, as if the LLM answered them a second time.
 
-    A call for a candidate gets the last exchange recorded for that candidate id (so a run that was
-    interrupted and resumed replays exactly); calls without a recorded ref get the rest in order.
+    A call for a candidate gets the last exchange recorded for that candidate id and prompt (so a
+    run that was interrupted and resumed replays exactly); calls without a recorded ref get the
+    rest in order.
     """
 
     def __init__(self, run_dir: str):
@@ -201,14 +127,20 @@ class ReplayBackend:
             raise TunesmithError(f"llm.model = 'replay/{run_dir}': {run_dir}: not a Tunesmith run directory (no "
                                  "config.json); give the output.run_dir of a campaign")
         recorded = read_exchanges(run_dir)
-        self.by_ref = {ex.ref: ex for ex in recorded if ex.ref}
+        self.by_ref: dict[str, list[Exchange]] = {}
+        for ex in recorded:
+            if ex.ref:
+                self.by_ref.setdefault(ex.ref, []).append(ex)
         self.in_order = recorded
         self.used: set[str] = set()
         self.next = 0
 
     def __call__(self, messages: list[dict], ref: str | None = None) -> Exchange:
         if ref in self.by_ref:
-            ex = self.by_ref[ref]
+            # a ref asked more than once (a re-ask sent early on a guess, then again): the answer to
+            # the same prompt, else the last
+            phash = prompt_hash(messages)
+            ex = next((x for x in reversed(self.by_ref[ref]) if x.prompt_hash == phash), self.by_ref[ref][-1])
             self.used.add(ex.id)
             return ex
         while self.next < len(self.in_order) and self.in_order[self.next].id in self.used:
@@ -237,6 +169,9 @@ class LLMClient:
         self._next_id = first_id
         self._replay = None
         self._sleep = time.sleep
+        self._held = Usage()  # worst cases of the calls in flight (see reserve)
+        self._lock = threading.RLock()
+        self._id_lock = threading.Lock()
         model = settings.model
         if model.startswith("replay/"):
             self._replay = ReplayBackend(model.split("/", 1)[1])
@@ -258,24 +193,51 @@ class LLMClient:
         loc = self.settings.local
         return server_for(self.settings.model, loc.threads, loc.context, loc.startup_timeout)
 
-    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None) -> Exchange:
+    def reserve(self, messages: list[dict], ref: str | None = None) -> Usage:
+        """Hold the worst case of one call (a full-length reply) against the caps until it completes.
+
+        Calls in flight together each hold their worst case, so no interleaving of replies can take
+        the campaign past a cap; raises CapReached when the call could pass one. Free (nothing held)
+        for replays and for a question answered before a crash."""
+        old = self.recorded.get(ref) if ref else None
+        if self._replay is not None or (old is not None and old.prompt_hash == prompt_hash(messages)):
+            return Usage(calls=0)
+        with self._lock:
+            hold = self._check_caps(messages)
+            self._held.add_usage(hold)
+        return hold
+
+    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None,
+                 reservation: Usage | None = None) -> Exchange:
         """Ask the model once (with retries); the exchange is recorded before it is returned.
 
         `seed` (default [llm] seed) goes to providers that take one; vary it per call so that a
         deterministic model (the synthesizer, temperature 0) does not answer a repeated prompt alike.
+        `reservation` is what `reserve` returned for this call (threads may call concurrently);
+        without one the caps are checked here.
         """
         phash = prompt_hash(messages)
-        old = self.recorded.get(ref) if ref else None
-        if old is not None and old.prompt_hash == phash:
-            return old  # answered before a crash: never pay twice for the same question
-        if self._replay is not None:
-            ex = self._replayed(messages, purpose, ref, phash)
-        else:
-            self._check_caps(messages)
-            ex = self._ask(messages, purpose, ref, phash, seed if seed is not None else self.settings.seed)
-        self.usage.add(ex)
-        if self.on_exchange:
-            self.on_exchange(ex)
+        if reservation is None:
+            reservation = self.reserve(messages, ref)
+        try:
+            old = self.recorded.get(ref) if ref else None
+            if old is not None and old.prompt_hash == phash:
+                return old  # answered before a crash: never pay twice for the same question
+            if self._replay is not None:
+                with self._lock:  # the replay serves recorded exchanges in order
+                    ex = self._replayed(messages, purpose, ref, phash)
+            else:
+                ex = self._ask(messages, purpose, ref, phash, seed if seed is not None else self.settings.seed)
+            with self._lock:
+                self._held.add_usage(reservation, -1)
+                reservation = None
+                self.usage.add(ex)
+                if self.on_exchange:
+                    self.on_exchange(ex)
+        finally:
+            if reservation is not None:
+                with self._lock:
+                    self._held.add_usage(reservation, -1)
         if ex.fatal:
             raise StopCampaign(f"llm ({self.settings.model}): {ex.error}")
         if self._cap_stop is not None:
@@ -284,8 +246,9 @@ class LLMClient:
         return ex
 
     def _new_id(self) -> str:
-        xid = f"x{self._next_id:04d}"
-        self._next_id += 1
+        with self._id_lock:
+            xid = f"x{self._next_id:04d}"
+            self._next_id += 1
         return xid
 
     def _replayed(self, messages, purpose, ref, phash) -> Exchange:
@@ -295,31 +258,48 @@ class LLMClient:
                         completion_tokens=old.completion_tokens, cost_usd=0.0, attempts=1, error=old.error,
                         fatal=old.fatal, finish_reason=old.finish_reason, prompt_hash=phash, created=time.time())
 
-    def _check_caps(self, messages: list[dict], pending: Exchange | None = None) -> None:
-        """Refuse a request that could take the campaign past a cap (worst case: a full-length reply).
+    def _check_caps(self, messages: list[dict], pending: Exchange | None = None) -> Usage:
+        """Refuse a request that could take the campaign past a cap (worst case: a full-length reply),
+        counting the worst cases held by calls in flight; returns this call's worst case.
 
-        `pending` is the call in progress: its requests so far count too (a retry is a request).
+        `pending` is a call in progress that wants to retry: the requests it has sent count too (a
+        retry is a request), and its own reservation, already held, is not counted twice.
         """
         caps, s = self.settings.caps, self.settings
         u = Usage(**{k: v for k, v in self.usage.__dict__.items()})
+        held = Usage(**{k: v for k, v in self._held.__dict__.items()})
         if pending is not None:
             u.add(pending)
-        if caps.max_calls is not None and u.calls >= caps.max_calls:
+            held.calls -= max(1, pending.attempts)  # this call's reservation and retries, counted in `u` now
+        hold = Usage(calls=1)
+        if caps.max_calls is not None and u.calls + held.calls >= caps.max_calls:
             raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} requests sent, retries "
-                             "included); raise it in [llm.caps] and resume the run")
+                             "included" + (f", {held.calls} calls in flight" if held.calls else "")
+                             + "); raise it in [llm.caps] and resume the run")
         if caps.max_tokens is None and caps.max_usd is None:
-            return
+            return hold
         litellm = _litellm()
         prompt = _prompt_tokens(litellm, s.model, messages)
         worst = prompt + s.max_tokens
-        if caps.max_tokens is not None and u.tokens + worst > caps.max_tokens:
-            raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used, next call "
-                             f"up to {worst}); raise it in [llm.caps] and resume the run")
+        hold.prompt_tokens, hold.completion_tokens = prompt, s.max_tokens
+        if pending is not None:  # the call's own reservation is this same worst case
+            held.prompt_tokens -= prompt
+            held.completion_tokens -= s.max_tokens
+        used = u.tokens + held.tokens
+        if caps.max_tokens is not None and used + worst > caps.max_tokens:
+            raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used"
+                             + (f", {held.tokens} held by calls in flight" if held.tokens else "")
+                             + f", next call up to {worst}); raise it in [llm.caps] and resume the run")
         if caps.max_usd is not None:
             worst_usd = _cost(litellm, s.model, prompt, s.max_tokens)
-            if u.cost_usd + worst_usd > caps.max_usd:
-                raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent, "
-                                 f"next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
+            hold.cost_usd = worst_usd
+            if pending is not None:
+                held.cost_usd -= worst_usd
+            if u.cost_usd + held.cost_usd + worst_usd > caps.max_usd:
+                raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent"
+                                 + (f", {held.cost_usd:.4f} held by calls in flight" if held.cost_usd else "")
+                                 + f", next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
+        return hold
 
     def _kwargs(self, messages: list[dict], seed: int | None) -> dict:
         s = self.settings
@@ -342,11 +322,23 @@ class LLMClient:
         ex = Exchange(id=self._new_id(), purpose=purpose, model=s.model, messages=messages, ref=ref,
                       prompt_hash=phash, created=time.time())
         start = time.monotonic()
+        try:
+            self._attempts(ex, completion, litellm, messages, seed)
+        finally:
+            with self._lock:  # the retries this call held against the caps are in its exchange now
+                self._held.calls -= max(0, ex.attempts - 1)
+        ex.latency_s = time.monotonic() - start
+        return ex
+
+    def _attempts(self, ex: Exchange, completion, litellm, messages, seed) -> None:
+        s = self.settings
         delay = s.backoff_s
         for attempt in range(1, s.retries + 2):
             if attempt > 1:  # a retry is a request like any other: the caps decide whether it is sent
                 try:
-                    self._check_caps(messages, pending=ex)
+                    with self._lock:  # a consistent view of what was spent and what calls in flight hold
+                        self._check_caps(messages, pending=ex)
+                        self._held.calls += 1  # other calls in flight see this request before it is sent
                 except CapReached as cap:
                     ex.error = f"{ex.error}; not retried: {cap}"
                     self._cap_stop = cap
@@ -373,8 +365,6 @@ class LLMClient:
             else:
                 self._fill(ex, litellm, response)
                 break
-        ex.latency_s = time.monotonic() - start
-        return ex
 
     def _fill(self, ex: Exchange, litellm, response) -> None:
         ex.error = None

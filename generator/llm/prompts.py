@@ -19,7 +19,7 @@ from generator.errors import TunesmithError
 
 BUILTIN_TEMPLATES = Path(__file__).resolve().parents[2] / "prompts"
 OPERATORS = ("new", "refine", "simplify", "fix")
-PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing") + tuple(f"op_{o}" for o in OPERATORS)
+PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing", "nearcopy") + tuple(f"op_{o}" for o in OPERATORS)
 
 
 @dataclass
@@ -125,8 +125,10 @@ class PromptBuilder:
         return self._fixed
 
     def messages(self, operator: str, parents: list[ParentView] = (), error: dict | None = None,
-                 existing: list[ParentView] = ()) -> list[dict]:
-        """System and user messages for one operator application."""
+                 existing: list[ParentView] = (), copied: ParentView | None = None,
+                 similarity: float = 0.0) -> list[dict]:
+        """System and user messages for one operator application; `copied`: the archived candidate
+        that the previous answer to this request nearly copied (asked once more, saying so)."""
         if operator not in OPERATORS:
             raise ValueError(f"unknown operator {operator!r}; use one of {OPERATORS}")
         fixed = self._fixed_parts()
@@ -140,6 +142,9 @@ class PromptBuilder:
             parts.append(self._render("error", error=err))
         if operator == "new" and existing:
             parts.append(self._render("existing", existing=list(existing)[: self.cfg.max_existing]))
+        if copied is not None:  # its code is shown unless it is a parent, whose code is shown already
+            parts.append(self._render("nearcopy", copied=copied, similarity=similarity,
+                                      show_code=bool(copied.code) and copied.id not in {p.id for p in parents}))
         parts.append(self._render(f"op_{operator}", existing=bool(existing)))
         user = "\n\n".join(p for p in parts if p)
         return [{"role": "system", "content": fixed["role"]}, {"role": "user", "content": user + "\n"}]

@@ -142,3 +142,30 @@ def usage(lineage: Lineage, path: Path) -> Path | None:
         twin.legend(fontsize=8, loc="lower right")
     ax.set_title("Tokens and cost")
     return _save(fig, path)
+
+
+def diversity(rows: list[dict], path: Path) -> Path | None:
+    """Per generation: the archive's diversity and the novelty of its new code; copies and re-asks."""
+    if not any(r["diversity"] is not None for r in rows):
+        return None
+    gens = [r["generation"] for r in rows]
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
+    ax.plot(gens, [r["diversity"] for r in rows], marker="o", color=OK_COLOUR, label="archive diversity")
+    ax.plot(gens, [r["novelty"] for r in rows], marker="s", color=BEST_COLOUR, label="novelty of new code")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("distance (1 - similarity)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    counts = ax.twinx()
+    counts.bar([g - 0.15 for g in gens], [r["duplicates"] for r in rows], 0.3, color="#cccccc", label="copies (not evaluated)")
+    counts.bar([g + 0.15 for g in gens], [r["reasked"] for r in rows], 0.3, color="#8172b3", label="asked again")
+    counts.set_ylabel("candidates")
+    counts.yaxis.set_major_locator(MaxNLocator(integer=True))
+    counts.set_zorder(ax.get_zorder() - 1)
+    ax.patch.set_visible(False)
+    lines, labels = ax.get_legend_handles_labels()
+    bars, names = counts.get_legend_handles_labels()
+    ax.legend(lines + bars, labels + names, fontsize=7, loc="lower left")
+    ax.set_title("Diversity of the archive's code")
+    return _save(fig, path)

@@ -54,7 +54,8 @@ def _write_figures(lineage: Lineage, data: dict, html: Path) -> list[Path]:
             plots.heatmap([r["id"] for r in top], data["tasks"], [r["scores"] for r in top], out("heatmap")),
             plots.operators(lineage, out("operators")),
             plots.errors(lineage, out("errors")),
-            plots.usage(lineage, out("usage"))]
+            plots.usage(lineage, out("usage")),
+            plots.diversity(data["diversity"], out("diversity"))]
     return [p for p in made if p is not None]
 
 
@@ -86,7 +87,18 @@ def report_data(lineage: Lineage) -> dict:
         "errors": {str(g): dict(k) for g, k in lineage.error_kinds().items()},
         "usage": lineage.usage(),
         "hpo": lineage.hpo_results(),
+        "diversity": _diversity(lineage),
     }
+
+
+def _diversity(lineage: Lineage) -> list[dict]:
+    """Per generation: copies not evaluated, re-asks, novelty of new code, the archive's diversity."""
+    from dataclasses import asdict
+
+    from generator.campaign.novelty import diversity_by_generation
+
+    return [asdict(row) for row in diversity_by_generation(list(lineage.candidates.values()),
+                                                            lambda c: lineage.code(c.id))]
 
 
 def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
@@ -99,7 +111,7 @@ def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
         "error": c.error, "duplicate_of": c.duplicate_of, "code": lineage.code(cid),
         "diffs": {p: lineage.diff(cid, p) for p in lineage.parents(cid)},
         "delta": lineage.delta(cid), "improved": lineage.improved(cid), "on_path": on_path,
-        "exchange": c.exchange_id, "timings": c.timings,
+        "exchange": c.exchange_id, "timings": c.timings, "novelty": c.novelty,
     }
 
 

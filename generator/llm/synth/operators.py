@@ -42,10 +42,13 @@ class Design:
 
 
 def apply(req: Request, rng: random.Random, avoid: set[str] = frozenset()) -> Design:
-    """Run the operator the prompt asks for; retry while the design is one of `avoid` (JSON)."""
+    """Run the operator the prompt asks for; retry while the design is one of `avoid` (JSON), or has
+    the structure the prompt says the previous answer nearly copied (`## Near-copy of ID`)."""
+    copied = req.near_copy.normalised().key() if req.near_copy is not None else None
     design = _apply(req, rng)
     for _ in range(20):
-        if design.source is not None or design.composition.normalised().to_json() not in avoid:
+        if design.source is not None or (design.composition.normalised().to_json() not in avoid
+                                         and design.composition.normalised().key() != copied):
             break
         design = _apply(req, rng)
     return design

@@ -2,7 +2,7 @@
 
 The prompt follows the heading contract of the project (`## Task`, `## Search-space statistics`,
 `## Parent N (id: ..., score: ...)`, `## Error feedback`, `## Existing algorithms`,
-`## Instruction (operator: ...)`). Anything missing is simply absent from the Request; the
+`## Near-copy of ID`, `## Instruction (operator: ...)`). Anything missing is simply absent from the Request; the
 synthesizer then falls back to neutral choices.
 """
 
@@ -46,6 +46,7 @@ class Request:
     parents: list[Parent] = field(default_factory=list)
     error: ErrorFeedback | None = None
     existing: list[str] = field(default_factory=list)  # one line per existing algorithm
+    near_copy: Composition | None = None  # `## Near-copy of ID`: the design the last answer nearly copied
     text: str = ""
 
 
@@ -158,6 +159,11 @@ def parse_prompt(text: str) -> Request:
             req.error = ErrorFeedback(fields.get("kind", ""), fields.get("message", ""), fields.get("line", ""))
         elif low.startswith("existing algorithms"):
             req.existing = [line.strip()[1:].strip() for line in body.splitlines() if line.strip().startswith("-")]
+        elif low.startswith("near-copy"):  # asked again: the previous answer copied this one
+            m = re.search(r"near-copy of\s+(\S+)", low)
+            shown = read_composition(_code_block(body))
+            named = next((p.composition for p in req.parents if m and p.id.lower() == m.group(1)), None)
+            req.near_copy = shown or named
         elif low.startswith("instruction"):
             req.operator = _operator(heading, body)
         elif low.startswith("task"):

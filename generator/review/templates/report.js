@@ -193,6 +193,18 @@
       panel.appendChild(details("Prompt", el("pre", "prompt", x.prompt), false));
       panel.appendChild(details("Reply", el("pre", "reply", x.reply || "(no reply: " + (x.error || "?") + ")"), false));
     }
+    if (n.novelty && n.novelty.nearest) {
+      const near = el("div", "meta");
+      near.appendChild(document.createTextNode("nearest earlier code: "));
+      near.appendChild(byId.has(n.novelty.nearest) ? linkButton(n.novelty.nearest) : el("span", "", n.novelty.nearest));
+      near.appendChild(document.createTextNode(" similarity " + fmt(n.novelty.similarity)));
+      panel.appendChild(near);
+    }
+    const again = n.novelty && n.novelty.reasked;
+    if (again) {
+      panel.appendChild(el("div", "meta", "asked again: its first reply (" + again.exchange_id + ") was " +
+        fmt(again.similarity) + " similar to " + again.nearest + (again.error ? "; the second failed (" + again.error + "), the first was kept" : "")));
+    }
     if (n.timings && Object.keys(n.timings).length) {
       panel.appendChild(el("div", "meta", "timings: " + Object.entries(n.timings).map(([k, v]) =>
         k + " " + (typeof v === "number" ? fmt(v, 2) + " s" : v)).join(", ")));
@@ -246,6 +258,15 @@
       [false].concat(kinds.map(() => true))));
   }
 
+  function diversity() {
+    const rows = data.diversity || [];
+    const box = document.getElementById("diversity");
+    if (!rows.length) { box.appendChild(el("p", "empty", "No candidates yet.")); return; }
+    box.appendChild(table(["generation", "candidates", "copies (not evaluated)", "asked again", "novelty", "distinct algorithms", "diversity"],
+      rows.map((r) => [r.generation, r.candidates, r.duplicates, r.reasked, fmt(r.novelty), r.distinct, fmt(r.diversity)]),
+      [false, true, true, true, true, true, true]));
+  }
+
   function usage() {
     const u = data.usage || {};
     document.getElementById("usage").appendChild(table(["", "value"], [
@@ -282,6 +303,7 @@
   heatmap();
   operators();
   errors();
+  diversity();
   usage();
   hpo();
   const fromHash = decodeURIComponent(location.hash.slice(1));

@@ -1,0 +1,262 @@
+"""Near-copies: a candidate's code without names, docstrings, comments and constant values, and
+its similarity to the archive; the archive's diversity per generation.
+
+`Shape.of(code)` parses the code once and keeps two views of the normalised syntax tree:
+
+- `fingerprint`: a hash of the whole tree with docstrings dropped, numbers and strings replaced by
+  their type, and every name the code chooses itself (variables, arguments, functions, classes,
+  import aliases, attributes of `self`) renamed by order of first appearance. Two candidates with
+  the same fingerprint are the same algorithm written with other names or other constants (a
+  refinement that only moved a default is one): the later one is a duplicate and is not evaluated.
+  Names the code does not choose (builtins such as `sorted`, library attributes such as
+  `.argmin` or `searchspace.get_neighbors`) are kept, because changing them changes what it does.
+- `grams`: the multiset of q-grams (q = 4) of the tree's pre-order token sequence, with chosen
+  names reduced to a placeholder. `similarity(a, b)` is their weighted Jaccard index, sum of
+  minima over sum of maxima of the counts: 1.0 for the same token stream, near 0 for unrelated
+  code. It is cheap (one dict pass per pair) and, unlike a text diff, blind to layout and naming.
+
+Code that does not parse has no shape; it never counts as a copy (the sandbox reports its error).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+
+Q = 4  # q-gram length: long enough to see statement structure, short enough to survive small edits
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names the code binds itself (assigned, defined, imported as, arguments)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+class _Normaliser(ast.NodeTransformer):
+    """Rename chosen names by first appearance, replace constants by their type, drop docstrings."""
+
+    def __init__(self, bound: set[str]):
+        self.bound = bound
+        self.names: dict[str, str] = {}
+
+    def _name(self, name: str) -> str:
+        if name not in self.bound:
+            return name  # a builtin or a global the code did not define: part of what it does
+        return self.names.setdefault(name, f"$v{len(self.names)}")  # "$": never a name in source
+
+    def generic_visit(self, node):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+        return super().generic_visit(node)
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id=self._name(node.id), ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        node.arg = self._name(node.arg)
+        node.annotation = None
+        node.type_comment = None
+        return node
+
+    def visit_FunctionDef(self, node):
+        if node.name.startswith("__") and node.name.endswith("__"):
+            pass  # __init__ and __call__ are the interface, not a choice
+        else:
+            node.name = self._name(node.name)
+        node.returns = None
+        return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        node.name = self._name(node.name)
+        return self.generic_visit(node)
+
+    def visit_alias(self, node):
+        if node.asname:
+            node.asname = self._name(node.asname)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and "self" in self.names and node.value.id == self.names["self"]:
+            node.attr = self.names.setdefault(f"self.{node.attr}", f"$a{len(self.names)}")
+        return node
+
+    def visit_Constant(self, node):
+        value = node.value
+        if isinstance(value, bool) or value is None or value is Ellipsis:
+            return node  # True/False/None read like keywords: flipping one changes the algorithm
+        kind = "num" if isinstance(value, (int, float, complex)) else "str"
+        return ast.copy_location(ast.Name(id=f"<{kind}>", ctx=ast.Load()), node)
+
+
+def _tokens(node: ast.AST, out: list[str]) -> None:
+    """Pre-order tokens of a normalised tree; chosen names become one placeholder."""
+    if isinstance(node, (ast.Load, ast.Store, ast.Del)):
+        return
+    kind = type(node).__name__
+    if isinstance(node, ast.Name):
+        out.append("Name" if node.id.startswith("$") else node.id)
+        return
+    if isinstance(node, ast.Attribute):
+        out.append("Attr" if node.attr.startswith("$") else f".{node.attr}")
+    else:
+        out.append(kind)
+    for child in ast.iter_child_nodes(node):
+        _tokens(child, out)
+    if isinstance(node, ast.stmt) and any(isinstance(getattr(node, f, None), list) for f in ("body", "orelse")):
+        out.append("end")  # close a block, so that nesting shows in the stream
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The normalised structure of one candidate's code."""
+
+    fingerprint: str
+    grams: Counter
+    size: int  # tokens
+
+    @classmethod
+    def of(cls, code: str | None) -> "Shape | None":
+        """The shape of a piece of code, or None if it does not parse."""
+        if not code:
+            return None
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        tree = _Normaliser(_bound_names(tree)).visit(tree)
+        fingerprint = hashlib.sha256(ast.dump(tree, annotate_fields=False).encode()).hexdigest()[:16]
+        tokens: list[str] = []
+        _tokens(tree, tokens)
+        grams = Counter(tuple(tokens[i:i + Q]) for i in range(max(1, len(tokens) - Q + 1)))
+        return cls(fingerprint, grams, len(tokens))
+
+
+def similarity(a: Shape, b: Shape) -> float:
+    """Weighted Jaccard index of two shapes' q-gram counts, in [0, 1]."""
+    if a.fingerprint == b.fingerprint:
+        return 1.0
+    small, large = (a.grams, b.grams) if len(a.grams) <= len(b.grams) else (b.grams, a.grams)
+    common = sum(min(n, large[g]) for g, n in small.items() if g in large)
+    total = sum(a.grams.values()) + sum(b.grams.values()) - common
+    return common / total if total else 1.0
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The archived candidate most like a new one."""
+
+    id: str | None
+    similarity: float  # 0.0 when the archive is empty
+    exact: bool  # same fingerprint: the same algorithm up to names and constants
+
+
+class ShapeIndex:
+    """The shapes of the archive's distinct candidates, in the order they were added."""
+
+    def __init__(self):
+        self.shapes: dict[str, Shape] = {}
+        self.by_fingerprint: dict[str, str] = {}
+
+    def add(self, cid: str, shape: Shape | None) -> None:
+        """Count a candidate's code as part of the archive (the first of a fingerprint is its owner)."""
+        if shape is None:
+            return
+        self.shapes[cid] = shape
+        self.by_fingerprint.setdefault(shape.fingerprint, cid)
+
+    def nearest(self, shape: Shape | None) -> Nearest:
+        """The closest archived candidate (ties: the earliest)."""
+        if shape is None or not self.shapes:
+            return Nearest(None, 0.0, False)
+        twin = self.by_fingerprint.get(shape.fingerprint)
+        if twin is not None:
+            return Nearest(twin, 1.0, True)
+        best_id, best = None, -1.0
+        for cid, other in self.shapes.items():
+            s = similarity(shape, other)
+            if s > best:
+                best_id, best = cid, s
+        return Nearest(best_id, round(best, 4), False)
+
+
+# ------------------------------------------------------------------------- diversity
+
+
+@dataclass(frozen=True)
+class GenerationDiversity:
+    """One generation's view of the archive's diversity."""
+
+    generation: int
+    candidates: int  # made in this generation
+    duplicates: int  # of them, copies not evaluated
+    reasked: int  # of them, re-asked once because they nearly copied an archived candidate
+    novelty: float | None  # mean distance (1 - similarity) of its new code to the nearest earlier code
+    distinct: int  # distinct algorithms (fingerprints) in the archive after this generation
+    diversity: float | None  # mean pairwise distance between the archive's distinct algorithms
+
+
+def diversity_by_generation(candidates, code_of) -> list[GenerationDiversity]:
+    """Per generation: duplicates, re-asks, novelty of the new code, the archive's diversity after it.
+
+    `candidates` in archive order; `code_of(candidate)` returns its source (or None)."""
+    gens: dict[int, list] = {}
+    for c in candidates:
+        gens.setdefault(c.generation, []).append(c)
+    index = ShapeIndex()
+    pair_sum, pairs = 0.0, 0
+    out = []
+    for g in sorted(gens):
+        distances = []
+        for c in gens[g]:
+            shape = None if c.duplicate_of else Shape.of(code_of(c))
+            if shape is None or shape.fingerprint in index.by_fingerprint:
+                continue
+            sims = [similarity(shape, o) for o in index.shapes.values()]
+            if sims:
+                distances.append(1.0 - max(sims))
+            pair_sum += sum(1.0 - s for s in sims)
+            pairs += len(sims)
+            index.add(c.id, shape)
+        out.append(GenerationDiversity(
+            g, len(gens[g]), sum(1 for c in gens[g] if c.duplicate_of),
+            sum(1 for c in gens[g] if (getattr(c, "novelty", None) or {}).get("reasked")),
+            round(sum(distances) / len(distances), 4) if distances else None,
+            len(index.by_fingerprint), round(pair_sum / pairs, 4) if pairs else None))
+    return out
+
+
+def format_diversity(rows: list[GenerationDiversity]) -> list[str]:
+    """Terminal table of `diversity_by_generation`."""
+    if not rows:
+        return []
+    lines = ["diversity per generation (distance = 1 - similarity of normalised code; 0 = copies, 1 = unrelated):",
+             f"  {'gen':>3} {'made':>4} {'dup':>4} {'re-asked':>8} {'novelty':>8} {'distinct':>8} {'diversity':>9}"]
+    for r in rows:
+        nov = f"{r.novelty:.3f}" if r.novelty is not None else "-"
+        div = f"{r.diversity:.3f}" if r.diversity is not None else "-"
+        lines.append(f"  {r.generation:>3} {r.candidates:>4} {r.duplicates:>4} {r.reasked:>8} {nov:>8} "
+                     f"{r.distinct:>8} {div:>9}")
+    return lines
