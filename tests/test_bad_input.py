@@ -191,3 +191,31 @@ def test_missing_task_file_names_each_place_looked_once(tmp_path, monkeypatch, h
         resolve_paths(load_config(other / "c.toml"), other)
     msg = str(err.value)
     assert f"the current folder ({tmp_path})" in msg and f"the campaign file's folder ({other})" in msg, msg
+
+
+def test_a_task_that_fails_to_load_leaves_nothing_that_blocks_the_rerun(tmp_path, hub_dir, monkeypatch):
+    """A first run with the hub missing fails before config.json is written; with the hub set, the same
+    command starts the run (it used to be refused as 'different settings (tasks.hub)')."""
+    from generator.campaign.loop import run_campaign
+    from generator.errors import TunesmithError
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'''[llm]
+model = "synth/components"
+[evolution]
+budget = 1
+n_parents = 1
+n_offspring = 1
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = 1
+[output]
+run_dir = "{tmp_path / 'run'}"
+''')
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(tmp_path / "no-hub-here"))
+    with pytest.raises(TunesmithError, match="needs the benchmark hub"):
+        run_campaign(cfg, progress=False)
+    assert not (tmp_path / "run" / "config.json").exists()
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    assert run_campaign(cfg, progress=False).state == "finished"

@@ -271,6 +271,9 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
         check_key(cfg.llm)  # a missing API key is named before anything is written
 
     with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
+        # the training tasks load before the run directory is written: a missing hub or cache fails with
+        # nothing recorded, so the same command works once it is fixed (loaded once per process)
+        load_task_set(cfg.tasks.train, cfg.tasks)
         archive = _open_or_create(cfg, resolved, config_path)
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
