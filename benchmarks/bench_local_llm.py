@@ -2,7 +2,7 @@
 
 Starts each model's server exactly as a campaign does (`generator.llm.local_server`: one thread,
 `logits_all` off, 8192 tokens of context), sends the quickstart campaign's three generation prompts
-(new, refine, fix; rendered by `tunesmith prompt`) as streaming chat requests, and reads the
+(new, refine, fix; as `tunesmith prompt` renders them) as streaming chat requests, and reads the
 server's own timing lines (prompt eval, eval) from its log. Prints a table and writes JSON.
 
     python benchmarks/bench_local_llm.py --models local/smollm2-135m local/qwen2.5-coder-0.5b \
@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import urllib.request
@@ -26,17 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from generator.campaign.loop import render_prompt  # noqa: E402
 from generator.llm.local_server import server_for, stop_all  # noqa: E402
 
 OPERATORS = ("new", "refine", "fix")
-
-
-def prompt_messages(config: str, operator: str) -> list[dict]:
-    """The campaign's prompt for an operator, as chat messages (`tunesmith prompt` renders it)."""
-    text = subprocess.run([sys.executable, "-m", "generator.cli", "prompt", config, "--operator", operator],
-                          capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    m = re.match(r"===== system =====\n(.*?)\n===== user =====\n(.*)\Z", text, re.S)
-    return [{"role": "system", "content": m.group(1)}, {"role": "user", "content": m.group(2).rstrip()}]
 
 
 def rss_mb(pid: int) -> float:
@@ -105,7 +97,7 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=600)
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args()
-    prompts = {op: prompt_messages(args.config, op) for op in OPERATORS}
+    prompts = {op: render_prompt(ROOT / args.config, op) for op in OPERATORS}  # what `tunesmith prompt` shows
     results = {"date": time.strftime("%Y-%m-%d %H:%M"), "cores": os.cpu_count(), "config": args.config,
                "max_tokens": args.max_tokens, "models": [bench_model(m, prompts, args.max_tokens) for m in args.models]}
     print("\n| model | ready (s) | operator | prompt tokens | TTFT (s) | prompt tok/s | generated | gen tok/s | RSS (MB) | load |")

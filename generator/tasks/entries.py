@@ -22,9 +22,8 @@ from typing import Callable
 from generator.config import CampaignConfig, ConfigError, TasksConfig
 from generator.errors import TunesmithError
 from generator.tasks.cache import Task, TaskError, _read_json, load_cache_task, read_t1_restrictions
-from generator.tasks.problems import load_problem_tasks
+from generator.tasks.problems import PROBLEMS_DIR, load_problem_tasks
 
-PROBLEMS_DIR = Path(__file__).resolve().parents[2] / "problems"
 ENTRY_KINDS = "a cache file, a hub directory, 'hub:APP/GPU', 'problem:NAME' or 'live:NAME,fevals=N'"
 _LOADED: dict[tuple, list[Task]] = {}
 

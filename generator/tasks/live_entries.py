@@ -22,9 +22,9 @@ from pathlib import Path
 
 from generator.errors import TunesmithError
 from generator.tasks.cache import Budget
+from generator.tasks.problems import PROBLEMS_DIR
 
 PREFIX = "live:"
-PROBLEMS_DIR = Path(__file__).resolve().parents[2] / "problems"
 EXAMPLE = "live:matmul_c,fevals=20"
 
 

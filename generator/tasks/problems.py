@@ -20,6 +20,7 @@ import numpy as np
 from generator.errors import TunesmithError
 from generator.tasks.cache import Objective, Task, load_cache_task
 
+PROBLEMS_DIR = Path(__file__).resolve().parents[2] / "problems"  # the problems Tunesmith ships
 LANGS = ("cupy", "C")  # Kernel Tuner backends a spec may name: CUDA through CuPy, C through g++
 FILLS = ("zeros", "random", "value")
 SPEC_KEYS = {"name", "description", "kernel_file", "kernel_name", "lang", "problem_size", "grid_div_x",
