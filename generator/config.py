@@ -173,6 +173,11 @@ def check_budget(budget: int, what: str = "") -> int:
     return budget
 
 
+def hub_dir(configured: str | None = None) -> Path:
+    """The benchmark hub: $TUNESMITH_BENCHMARK_HUB, else the configured folder, else the default."""
+    return Path(os.environ.get(HUB_ENV) or configured or DEFAULT_HUB)
+
+
 class TasksConfig(Section):
     """Training and test tasks. Each entry: 'hub:APP/GPU' (or 'hub:APP'), a cache file, a hub
     directory, or 'problem:NAME'."""
@@ -184,7 +189,7 @@ class TasksConfig(Section):
 
     def hub_dir(self) -> Path:
         """Where hub: entries are looked up (environment first, then this file, then the default)."""
-        return Path(os.environ.get(HUB_ENV) or self.hub or DEFAULT_HUB)
+        return hub_dir(self.hub)
 
 
 class EvaluationConfig(Section):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from generator.config import CampaignConfig, ConfigError, TasksConfig
+from generator.config import CampaignConfig, ConfigError, TasksConfig, hub_dir
 from generator.errors import TunesmithError
 from generator.tasks.cache import Task, TaskError, _read_json, load_cache_task, read_t1_restrictions
 from generator.tasks.problems import PROBLEMS_DIR, load_problem_tasks
@@ -61,7 +61,7 @@ def load_entry(entry, hub: Path | None = None, base: Path | None = None) -> list
         if source is not None:
             return source.load(entry, base)
         if entry.startswith("hub:"):
-            return _hub_entry(Path(hub) if hub is not None else TasksConfig(train=[entry]).hub_dir(), entry[4:])
+            return _hub_entry(Path(hub) if hub is not None else hub_dir(), entry[4:])
         if entry.startswith("problem:"):
             return _problem_entry(entry[8:])
     return _path_entry(Path(entry))
