@@ -101,3 +101,33 @@ def test_shipped_modules_have_the_current_entry_point():
         path = Path(generated_algorithms.__file__).parent / f"{name}.py"
         text = path.read_text()
         assert rewrapped(text) == text, f"{name}: run exporter.rewrapped on it"
+
+
+SWALLOWS_STOP = '''
+class SwallowsStop:
+    """Catches the stop and calls again: the exported tune() must still end the run."""
+
+    def __init__(self, budget=5000):
+        self.calls = 0
+
+    def __call__(self, func, searchspace):
+        while True:
+            for config in searchspace.get_random_sample(4):
+                try:
+                    self.calls += 1
+                    func(config)
+                except Exception:
+                    pass
+'''
+
+
+def test_exported_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
+    from generator.export.exporter import Provenance, module_source
+
+    path = tmp_path / "swallows.py"
+    path.write_text(module_source("swallows", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
+    spec = importlib.util.spec_from_file_location("swallows", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = _tune(module, {"max_fevals": 5, "x0": X0})
+    assert results and [results[0][k] for k in _vector_add()[-1]] == X0
