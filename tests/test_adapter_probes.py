@@ -226,3 +226,14 @@ def test_float_parameters_are_searched_by_the_optimizer_on_a_grid():
     assert len(sampler._adapter.history) == 20  # every trial, the first one included, was told to the optimizer
     assert math.isclose(study.best_params["x"], 0.3) or study.best_value < 0.1
     sampler.close()
+
+
+
+def test_true_and_1_are_two_values_numpy_bools_included():
+    """Kernel Tuner's spaces mix them (test_mixed = ["test", 1, True, 2.45]); numpy's bool is Python's."""
+    from generator.export.adapters import ParamSpace
+
+    space = ParamSpace({"x": list(range(3)), "y": [True, False, 1]}, seed=1)
+    assert space.size == 9
+    assert space.get_neighbors((2, 1)) != space.get_neighbors((2, True))
+    assert space.get_neighbors((2, np.bool_(True))) == space.get_neighbors((2, True))

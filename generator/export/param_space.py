@@ -135,7 +135,7 @@ class ParamSpace:
 
 def _key(value):
     """A lookup key that tells True from 1 (Kernel Tuner's spaces mix them: [True, 1, "x", 2.45])."""
-    return (type(value) is bool, value)
+    return (isinstance(value, (bool, np.bool_)), value)
 
 
 def as_list(restrictions) -> list:
