@@ -237,3 +237,14 @@ def test_true_and_1_are_two_values_numpy_bools_included():
     assert space.size == 9
     assert space.get_neighbors((2, 1)) != space.get_neighbors((2, True))
     assert space.get_neighbors((2, np.bool_(True))) == space.get_neighbors((2, True))
+
+
+def test_parallel_trials_keep_the_restriction_and_tell_every_measurement():
+    sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, budget=100, seed=3,
+                               restrictions=["block_size_x * tile_size_x <= 1024"])
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(_readme_objective, n_trials=40, n_jobs=2)
+    assert all(t.params["block_size_x"] * t.params["tile_size_x"] <= 1024 for t in study.trials)
+    measured = {(t.params["block_size_x"], t.params["tile_size_x"]) for t in study.trials}
+    assert set(sampler._adapter.history) == measured
+    sampler.close()
