@@ -208,3 +208,13 @@ def test_shipped_winners_import_and_run(conv_task):
         assert module.PROVENANCE["tuned_values"].items() <= defaults.items()  # tuned values are the defaults
         trace = run_once(conv_task, parse_strategy(module.__file__), seed=1)
         assert trace.rows.size > 10
+
+
+def test_evaluate_accepts_a_module_export_just_wrote(run_dir, tmp_path, hub_dir, capsys):
+    """Issue 24.4: `tunesmith evaluate` takes an exported module, as `bench` does (it saw two __call__ classes)."""
+    path = export_run(run_dir, "to_evaluate", out_dir=tmp_path / "pkg").module
+    conv = str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")
+    rc = main(["evaluate", str(path), "--tasks", conv, "--repeats", "1", "--json", str(tmp_path / "e.json")])
+    out = capsys.readouterr()
+    assert rc == 0, out.out + out.err
+    assert json.loads((tmp_path / "e.json").read_text())["results"][str(path)]["score"] is not None

@@ -2,8 +2,8 @@
 
 The exported module holds the candidate's code with the tuned defaults written into it (edited
 through the syntax tree, so comments and layout survive), a Kernel Tuner `tune()` entry point that
-does what `kernel_tuner.strategies.wrapper.OptAlgWrapper` does (and ends a run whose optimizer swallows
-StopCriterionReached and calls again), and its provenance in the docstring.
+does what `kernel_tuner.strategies.wrapper.OptAlgWrapper` does and keeps Kernel Tuner's strategy contract
+(`x0`, unknown options; see `entry_point`), and its provenance in the docstring.
 It needs only the standard library and numpy (scipy if the candidate imports it; Kernel Tuner when
 `tune()` is called, and for `OptAlg`, which it defines itself where Kernel Tuner is missing).
 
@@ -19,13 +19,14 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.export.entry_point import TUNE_TEMPLATE
 from generator.sandbox.candidate_names import with_prelude
 from generator.sandbox.optimizer_source import (ExportError, OptimizerCode, check_imports, parse_optimizer,
                                         split_docstring, with_defaults)
 
 # the source-editing names are re-exported: `from generator.export.exporter import with_defaults` keeps working
 __all__ = ["ExportError", "Exported", "Provenance", "check_imports", "export_run", "generator_label",
-           "module_source", "parse_optimizer", "valid_module_name", "with_defaults", "write_module"]
+           "module_source", "parse_optimizer", "rewrapped", "valid_module_name", "with_defaults", "write_module"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "generated_algorithms"
 
@@ -95,75 +96,6 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
     return text.replace("\\", "\\\\").replace('"""', "'''")
 
 
-TUNE_TEMPLATE = '''
-
-# --- Kernel Tuner entry point (written by `tunesmith export`) ---------------------------------
-
-OPTIMIZER = {cls}
-HYPERPARAMETERS = {cls}.hyperparameters if hasattr({cls}, "hyperparameters") else {{}}
-PROVENANCE = {provenance}
-
-# Kernel Tuner's convention for documenting strategy options: name -> (description, default).
-_options = {{name: (str(spec.get("type", "")), spec.get("default")) for name, spec in HYPERPARAMETERS.items()}}
-_options["budget"] = ("evaluations the optimizer plans for (its own stop; max_fevals still applies)", None)
-_options["seed"] = ("seed for numpy's and random's global generators (None: leave them alone)", None)
-
-
-def tune(searchspace, runner, tuning_options):
-    """Kernel Tuner strategy entry point: `strategy=<this module>`; hyperparameters via strategy_options."""
-    from kernel_tuner.strategies.common import CostFunc
-    from kernel_tuner.util import StopCriterionReached
-
-    options = dict(tuning_options.strategy_options or {{}})
-    kwargs = {{k: options[k] for k in HYPERPARAMETERS if k in options}}
-    if options.get("budget") is not None:
-        kwargs["budget"] = int(options["budget"])
-    if options.get("seed") is not None and "seed" not in HYPERPARAMETERS:
-        import random
-
-        import numpy
-
-        random.seed(options["seed"])
-        numpy.random.seed(options["seed"])
-    optimizer = OPTIMIZER(**kwargs)
-    # As OptAlgWrapper: configurations are passed as they are, no scaling and no snapping.
-    costfunc_kwargs = getattr(optimizer, "costfunc_kwargs", {{"scaling": False, "snap": False}})
-    cost_func = CostFunc(searchspace, tuning_options, runner, **costfunc_kwargs)
-    if costfunc_kwargs.get("scaling"):
-        cost_func.get_bounds_x0_eps()
-    try:
-        optimizer(_EndsAfterStop(cost_func, StopCriterionReached), searchspace)
-    except (StopCriterionReached, _RunEnded) as exc:
-        if tuning_options.verbose:
-            print(exc)
-    return cost_func.results
-
-
-class _RunEnded(BaseException):
-    """The optimizer called func again after StopCriterionReached: the budget is spent, the run ends."""
-
-
-class _EndsAfterStop:
-    """Kernel Tuner's CostFunc, except that a call after StopCriterionReached ends the run (an
-    optimizer that catches the stop and keeps calling would otherwise loop for ever)."""
-
-    def __init__(self, cost_func, stop):
-        self._cost_func, self._stop, self._stopped = cost_func, stop, False
-
-    def __getattr__(self, name):
-        return getattr(self._cost_func, name)
-
-    def __call__(self, *args, **kwargs):
-        if self._stopped:
-            raise _RunEnded("func called again after StopCriterionReached")
-        try:
-            return self._cost_func(*args, **kwargs)
-        except self._stop:
-            self._stopped = True
-            raise
-'''
-
-
 def module_source(name: str, source: str, prov: Provenance, values: dict | None = None) -> str:
     """The text of `generated_algorithms/<name>.py` for a candidate's source and tuned values."""
     values = values or {}
@@ -181,6 +113,27 @@ def module_source(name: str, source: str, prov: Provenance, values: dict | None 
             + TUNE_TEMPLATE.format(cls=info.class_name, provenance=_pyliteral(prov_dict)))
     compile(text, f"{name}.py", "exec")  # fail here, not when a user imports it
     return text
+
+
+ENTRY_POINT_MARK = "\n\n# --- Kernel Tuner entry point"
+
+
+def rewrapped(text: str) -> str:
+    """An exported module's text with today's Kernel Tuner entry point; its algorithm and provenance unchanged."""
+    import ast
+
+    cut = text.find(ENTRY_POINT_MARK)
+    if cut < 0:
+        raise ExportError("not a module written by `tunesmith export` (no Kernel Tuner entry point); export it again")
+    tail = ast.parse(text[cut:])
+    found = {t.id: node.value for node in tail.body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+    if not isinstance(found.get("OPTIMIZER"), ast.Name) or "PROVENANCE" not in found:
+        raise ExportError("the module's entry point names no OPTIMIZER class or PROVENANCE; export it again")
+    provenance = ast.literal_eval(found["PROVENANCE"])
+    new = text[:cut] + TUNE_TEMPLATE.format(cls=found["OPTIMIZER"].id, provenance=_pyliteral(provenance))
+    compile(new, "<rewrapped>", "exec")
+    return new
 
 
 def _pyliteral(data) -> str:

@@ -1,0 +1,133 @@
+"""The contract Kernel Tuner's strategy tests (`test/strategies/test_strategies.py`) hold a strategy to.
+
+Run for every shipped module and for a module `tunesmith export` has just written, in simulation
+mode on Kernel Tuner's own test cache (`data/kernel_tuner/test_cache_file.json`, copied from
+KernelTuner/kernel_tuner's test/strategies, Apache-2.0): the budget, unique results, the keys and
+types of each result, `x0` as the first evaluation (a `ValueError` for an invalid one), and a
+`ValueError` naming the known options for an unknown one, as the built-in strategies do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_export import run_dir  # noqa: F401 - the fixture: a run with a scored, tuned candidate
+
+import generated_algorithms
+from generator.export.exporter import export_run
+
+CACHE = Path(__file__).parent / "data" / "kernel_tuner" / "test_cache_file.json"
+RESTRICTIONS = ["test_string == 'alg_2'", "test_bool == True", "test_mixed == 2.45"]
+X0 = [256, "alg_2", 15, True, 2.45]
+EXPECTED_TYPES = {"block_size_x": int, "time": (float, int), "times": list, "compile_time": (float, int),
+                  "verification_time": (float, int), "benchmark_time": (float, int),
+                  "strategy_time": (float, int), "framework_time": (float, int), "timestamp": str,
+                  "test_string": str, "test_single": int, "test_bool": bool, "test_mixed": float}
+
+
+def _vector_add():
+    kernel = "__global__ void vector_add(float *c, float *a, float *b, int n) { }"
+    size = 100
+    args = [np.zeros(size, np.float32), np.zeros(size, np.float32), np.zeros(size, np.float32), np.int32(size)]
+    tune_params = {"block_size_x": [128 + 64 * i for i in range(15)], "test_string": ["alg_1", "alg_2"],
+                   "test_single": [15], "test_bool": [True, False], "test_mixed": ["test", 1, True, 2.45]}
+    return ["vector_add", kernel, size, args, tune_params]
+
+
+def _tune(strategy, options: dict):
+    import kernel_tuner
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = kernel_tuner.tune_kernel(*_vector_add(), restrictions=RESTRICTIONS, strategy=strategy,
+                                              strategy_options=dict(options), verbose=False, cache=str(CACHE),
+                                              simulation_mode=True)
+    return results
+
+
+@pytest.fixture(params=generated_algorithms.available() + ["fresh_export"])
+def strategy(request, tmp_path):
+    if request.param != "fresh_export":
+        return importlib.import_module(f"generated_algorithms.{request.param}")
+    path = export_run(request.getfixturevalue("run_dir"), "fresh", out_dir=tmp_path / "pkg").module
+    spec = importlib.util.spec_from_file_location("fresh", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_budget_unique_results_keys_and_types(strategy):
+    results = _tune(strategy, {"max_fevals": 10})
+    assert results
+    from kernel_tuner.util import InvalidConfig
+
+    unique = {tuple(r[k] for k in _vector_add()[-1]) for r in results if not isinstance(r["time"], InvalidConfig)}
+    assert len(unique) <= 10
+    for res in results:
+        assert set(res) == set(EXPECTED_TYPES)
+        for key, kind in EXPECTED_TYPES.items():
+            assert isinstance(res[key], kind), (key, res[key])
+
+
+def test_x0_is_the_first_evaluation(strategy):
+    for x0 in (X0, [704, "alg_2", 15, True, 2.45]):
+        results = _tune(strategy, {"max_fevals": 10, "x0": x0})
+        assert [results[0][k] for k in _vector_add()[-1]] == x0
+
+
+@pytest.mark.parametrize("x0", [[256, "alg_1", 15, True, 2.45], [256, "alg_2"], [100, "alg_2", 15, True, 2.45]],
+                         ids=["restricted", "too_short", "unknown_value"])
+def test_invalid_x0_is_refused(strategy, x0):
+    with pytest.raises(ValueError, match=r"x0 .* is not a valid configuration"):
+        _tune(strategy, {"max_fevals": 10, "x0": x0})
+
+
+@pytest.mark.parametrize("option", ["knn_kk", "patiense", "no_such_option"])
+def test_unknown_option_is_refused_naming_the_known_ones(strategy, option):
+    with pytest.raises(ValueError, match=rf"Unrecognized option {option} in strategy_options \(allowed: .*'x0'"):
+        _tune(strategy, {"max_fevals": 10, option: 3})
+
+
+def test_shipped_modules_have_the_current_entry_point():
+    """Regenerated with `rewrapped`: algorithm and provenance as exported, the wrapper as export writes it today."""
+    from generator.export.exporter import rewrapped
+
+    for name in generated_algorithms.available():
+        path = Path(generated_algorithms.__file__).parent / f"{name}.py"
+        text = path.read_text()
+        assert rewrapped(text) == text, f"{name}: run exporter.rewrapped on it"
+
+
+SWALLOWS_STOP = '''
+class SwallowsStop:
+    """Catches the stop and calls again: the exported tune() must still end the run."""
+
+    def __init__(self, budget=5000):
+        self.calls = 0
+
+    def __call__(self, func, searchspace):
+        while True:
+            for config in searchspace.get_random_sample(4):
+                try:
+                    self.calls += 1
+                    func(config)
+                except Exception:
+                    pass
+'''
+
+
+def test_exported_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
+    from generator.export.exporter import Provenance, module_source
+
+    path = tmp_path / "swallows.py"
+    path.write_text(module_source("swallows", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
+    spec = importlib.util.spec_from_file_location("swallows", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = _tune(module, {"max_fevals": 5, "x0": X0})
+    assert results and [results[0][k] for k in _vector_add()[-1]] == X0
