@@ -183,8 +183,8 @@ class Campaign:
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
             from generator.interrupts import reason
 
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"  # first: a second Ctrl-C may come
             self._write_status("stopped", reason(exc))
-            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
             raise
         except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
             self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
@@ -207,7 +207,12 @@ class Campaign:
         """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
         from generator.tuning.hpo import campaign_stage, format_result
 
-        for result in campaign_stage(self.archive.run_dir, progress=self.progress):
+        try:
+            results = campaign_stage(self.archive.run_dir, progress=self.progress)
+        except KeyboardInterrupt as exc:  # resume runs the stage again, on from the finished trials
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
+            raise
+        for result in results:
             print(format_result(result), file=sys.stderr)
 
     def _on_generation(self, generation: int, population: list[Candidate]) -> None:

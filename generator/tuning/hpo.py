@@ -22,7 +22,7 @@ from pathlib import Path
 import optuna
 
 from generator.archive import Archive
-from generator.tuning.recovery import claim, interrupted, recover, same_retry
+from generator.tuning.recovery import claim, interrupted, quiet_interrupts, recover, same_retry
 from generator.tuning.storage import HpoError, check_storage, open_storage, storage_url  # noqa: F401 (import paths kept)
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.sandbox.optimizer_source import parse_optimizer
@@ -320,8 +320,9 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
         verbosity = optuna.logging.get_verbosity()
         optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
         try:
-            for candidate in candidates_to_tune(archive, settings):
-                results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
+            with quiet_interrupts():  # Ctrl-C: one line from the command, not Optuna's traceback
+                for candidate in candidates_to_tune(archive, settings):
+                    results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
         finally:
             optuna.logging.set_verbosity(verbosity)
     return results
