@@ -19,7 +19,7 @@ def check_campaign(cfg: CampaignConfig, keys: bool = True) -> None:
     """Refuse a campaign that would fail later: bad task entries, model or HPO storage (one line each)."""
     check_tasks(cfg)
     check_model(cfg.llm, keys=keys)
-    if cfg.hpo.enabled:
+    if cfg.hpo.storage is not None:  # also when [hpo] is not enabled: `tunesmith hpo` uses it later
         check_storage(cfg.hpo.storage, "[hpo] storage =")
 
 
