@@ -124,6 +124,9 @@ def test_storage_messages_name_where_the_url_came_from(tmp_path):
     assert from_config.storage_origin.startswith("[hpo] storage") and from_flag.storage_origin == "--storage"
     with pytest.raises(HpoError, match=r"^--storage journal:.*is a folder; name a file in it"):
         check_storage(from_flag.storage, from_flag.storage_origin)
+    with pytest.raises(HpoError, match=r"^--storage postgresql://u@127.0.0.1:1/db: (its database driver is not "
+                                       r"installed|cannot connect)"):  # no driver here, or no server there
+        check_storage("postgresql://u@127.0.0.1:1/db", "--storage")
     check_storage(f"sqlite:///{tmp_path / 'hpo.db'}", "--storage")  # usable: nothing raised, nothing written
     check_storage(None, "--storage")
     assert list(tmp_path.iterdir()) == []

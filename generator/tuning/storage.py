@@ -114,6 +114,10 @@ def _check_server(url: str, origin: str) -> None:
 
     try:
         engine = sqlalchemy.create_engine(url)
+    except ImportError as exc:  # the dialect's driver (psycopg2, pymysql, ...) loads here
+        raise HpoError(f"{origin} {url}: its database driver is not installed ({exc}); install that module "
+                       "with pip, or use sqlite:///PATH or journal:PATH") from None
+    try:
         with engine.connect():
             pass
         engine.dispose()
