@@ -317,6 +317,7 @@ class InFlight(Speculation):
         limit = self.c.cfg.llm.max_consecutive_errors
         if self.unanswered < limit:
             slot.stage = BLOCKED  # asked again as soon as there is room
+            slot.spec_tried = False  # its answer, when it comes, may be acted on early like any other
             return
         slot.stage = PLANNED  # not recorded: the archive ends before it, so a resume asks for it again
         stop_at(i, StopCampaign(f"llm ({self.c.cfg.llm.model}): {self.unanswered} requests in a row got no answer, "
