@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.review.lineage import Lineage
+from generator.export.output import check_output_file
 
 TEMPLATES = Path(__file__).with_name("templates")
 TOP_K = 12  # rows of the per-task heatmap
@@ -34,20 +35,14 @@ class ReportResult:
 
 def build_report(run_dir, output=None) -> ReportResult:
     """Write RUN_DIR's report (default RUN_DIR/report/report.html) and its PNG figures beside it."""
-    from generator.export.output import OutputError, check_output_file
-
     lineage = Lineage.load(run_dir)
     html = Path(output) if output else lineage.run_dir / "report" / "report.html"
-    fix = ("give -o a file where you may write" if output else
-           f"write it elsewhere: tunesmith report {run_dir} -o PATH.html")
-    check_output_file(html, fix)  # before the figures are drawn: nothing half-written
-    try:
-        html.parent.mkdir(parents=True, exist_ok=True)
-        data = report_data(lineage)
-        pngs = _write_figures(lineage, data, html)
-        html.write_text(render_html(data, {p.stem.split("-", 1)[-1]: p for p in pngs}), encoding="utf-8")
-    except OSError as exc:  # e.g. the disk filled up meanwhile
-        raise OutputError(f"{html}: cannot write the report ({exc.strerror or exc}); {fix}") from None
+    check_output_file(html, "give -o a file where you may write" if output else  # before any figure is drawn
+                      f"write it elsewhere: tunesmith report {run_dir} -o PATH.html")
+    html.parent.mkdir(parents=True, exist_ok=True)
+    data = report_data(lineage)
+    pngs = _write_figures(lineage, data, html)
+    html.write_text(render_html(data, {p.stem.split("-", 1)[-1]: p for p in pngs}), encoding="utf-8")
     return ReportResult(html, pngs)
 
 
