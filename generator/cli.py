@@ -192,7 +192,14 @@ def _cmd_hpo(args) -> int:
     settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
                                     trials=args.trials, repeats=args.repeats, storage=args.storage,
                                     seed=args.seed, worker=args.worker, report_repeats=args.report_repeats)
-    for result in run_hpo(args.run_dir, settings, progress=not args.quiet):
+    try:
+        results = run_hpo(args.run_dir, settings, progress=not args.quiet)
+    except KeyboardInterrupt as exc:  # finished trials are in the study; the same command goes on from them
+        import shlex
+
+        exc.resume_command, exc.saved = f"tunesmith {shlex.join(args.command_line)}", "the finished trials are saved"
+        raise
+    for result in results:
         print(format_result(result))
     print(f"results: {args.run_dir}/hpo/<id>.json")
     return 0
@@ -361,18 +368,26 @@ def main(argv: list[str] | None = None) -> int:
     from generator.interrupts import sigterm_as_interrupt
 
     args = _build_parser().parse_args(argv)
+    args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
     try:
         with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
-            return int(args.handler(args) or 0)
+            code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a reader that stopped early (`| head -1`) shows here, not at exit
+        return code
+    except BrokenPipeError:  # `tunesmith status RUN | head -1`: the reader has what it wanted
+        from generator.interrupts import quiet_stdout
+
+        quiet_stdout()
+        return 141  # 128 + SIGPIPE, as a shell reports a writer whose reader went away
     except TunesmithError as exc:
         print(f"tunesmith: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
-        from generator.interrupts import exit_code, reason
+        from generator.interrupts import exit_at_next_interrupt, exit_code, reason, resume_hint
 
-        resume = getattr(exc, "resume_command", None)
-        saved = f"; the run is saved, to continue: {resume}" if resume else ""
-        print(f"tunesmith: {reason(exc)}{saved}", file=sys.stderr)
+        print(f"tunesmith: {reason(exc)}{resume_hint(exc)}", file=sys.stderr, flush=True)
+        if argv is None:  # the command itself, not a caller in Python: Python still waits for requests
+            exit_at_next_interrupt()  # in flight before it exits; another Ctrl-C need not
         return exit_code(exc)
 
 

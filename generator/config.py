@@ -80,7 +80,7 @@ class LLMConfig(Section):
     retries: int = Field(3, ge=0, le=20, strict=True)
     backoff: float = Field(2.0, ge=0, strict=True)  # seconds before the first retry, doubled each time
     seed: int | None = Field(None, strict=True)
-    max_consecutive_errors: int = Field(3, ge=1, strict=True)
+    max_consecutive_errors: int = Field(3, ge=1, strict=True)  # unanswered requests in a row before the run stops
     concurrency: int = Field(4, ge=1, le=64, strict=True)  # requests in flight together (1: one candidate at a time)
     params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
     caps: LLMCaps = Field(default_factory=LLMCaps)
@@ -166,6 +166,9 @@ class EvolutionConfig(Section):
 
 def check_budget(budget: int, what: str = "") -> int:
     """A budget in candidates that a campaign can spend (1 .. MAX_BUDGET)."""
+    if budget < 1 and what:  # the field itself says so through pydantic (ge=1)
+        raise ConfigError(f"{what}a budget is at least 1 candidate (got {budget}); give the total number of "
+                          "candidates to generate")
     if budget > MAX_BUDGET:
         raise (ConfigError if what else ValueError)(
             f"{what}at most {MAX_BUDGET} candidates (got {budget}): that is already days to months of evaluation, "

@@ -8,7 +8,10 @@ SIGTERM during that clean-up ends the process at once (as a second Ctrl-C would 
 
 from __future__ import annotations
 
+import atexit
+import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -46,3 +49,37 @@ def reason(exc: KeyboardInterrupt) -> str:
 def exit_code(exc: KeyboardInterrupt) -> int:
     """128 + the signal's number, as a shell reports a process that a signal stopped."""
     return 128 + int(getattr(exc, "signum", signal.SIGINT))
+
+
+def resume_hint(exc: BaseException) -> str:
+    """'; the run is saved, to continue: tunesmith resume RUN' from the interrupt, or from the one it
+    interrupted (a second Ctrl-C during the clean-up of the first must not lose the line)."""
+    seen = exc
+    while seen is not None:
+        command = getattr(seen, "resume_command", None)
+        if command:
+            return f"; {getattr(seen, 'saved', 'the run is saved')}, to continue: {command}"
+        seen = seen.__context__
+    return ""
+
+
+def exit_at_next_interrupt() -> None:
+    """From now on Ctrl-C ends the process at once, quietly, after the exit handlers (sandbox pool,
+    local LLM server); Python would otherwise wait for LLM requests in flight, and a Ctrl-C there
+    prints a threading traceback."""
+    def now(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        quiet_stdout()
+        atexit._run_exitfuncs()
+        os._exit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, now)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null: its reader is gone (`| head`), so the flush at exit stays quiet."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -95,6 +95,26 @@ def _describe(path: Path, pid: int | None) -> str:
     return f"{command or 'another Tunesmith process'} (pid {pid})"
 
 
+def holder(run_dir) -> str | None:
+    """'tunesmith run c.toml (pid 123)' when a process holds the run's lock now, else None.
+
+    Asks the kernel (F_GETLK) without taking the lock, so a campaign starting at this instant is not
+    refused; a process killed by -9 holds nothing, whatever status.json still says.
+    """
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None  # no lock file: no process ever held this run (or it is not ours to read)
+    try:
+        pid = _holder_pid(fd, shared=False)  # a write lock's view: any holder, exclusive or shared
+    finally:
+        os.close(fd)
+    if pid is None and _HELD.get(str(Path(run_dir).resolve())) and _OWNER == os.getpid():
+        pid = os.getpid()  # the kernel never reports our own lock
+    return None if pid is None else _describe(path, pid)
+
+
 @contextmanager
 def run_lock(run_dir, command: str, shared: bool = False):
     """Hold the run directory's lock (created with the directory if needed) for the `with` block.
@@ -116,6 +136,7 @@ def run_lock(run_dir, command: str, shared: bool = False):
             held[2] -= 1
         return
     path = run_dir / LOCK_FILE
+    created = not run_dir.exists()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -136,6 +157,20 @@ def run_lock(run_dir, command: str, shared: bool = False):
     _HELD[key] = [fd, shared, 1]
     try:
         yield
+    except BaseException:
+        if created:  # failed before writing anything: leave no run directory that holds only the lock
+            _remove_if_only_lock(run_dir)
+        raise
     finally:
         del _HELD[key]
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _remove_if_only_lock(run_dir: Path) -> None:
+    """Remove a run directory this process made whose only file is the lock (still held, so no one else uses it)."""
+    try:
+        if [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:
+            (run_dir / LOCK_FILE).unlink()
+            run_dir.rmdir()
+    except OSError:
+        pass  # best effort: a directory that cannot be cleaned is left as it was

@@ -190,17 +190,21 @@ def test_caps_stop_cleanly_and_a_higher_cap_continues(server, make_config):
     assert summary.state == "finished" and summary.candidates == 5 and len(server.requests) == 5
 
 
-def test_outage_stops_with_the_error_recorded_then_resumes(server, make_config):
-    cfg = make_config(server, budget=4)
-    server.push(*[("status", 500)] * 4)  # retries=1: two failed calls in a row, each tried twice
+def test_outage_stops_with_nothing_recorded_then_resumes_with_the_same_ids(server, make_config):
+    """Requests that got no answer are no candidates (issue 24 item 7): the exchanges are recorded (they
+    count toward llm.caps), the archive is not, and resume asks for c0001 again."""
+    cfg = make_config(server, budget=4, concurrency=1)
+    server.push(*[("status", 500)] * 4)  # retries=1: two unanswered requests in a row, each tried twice
     summary = run_campaign(cfg, progress=False, evaluate=fake_evaluate)
-    assert summary.state == "stopped" and "2 calls in a row failed" in summary.reason
+    assert summary.state == "stopped" and "2 requests in a row got no answer" in summary.reason
+    assert "InternalServerError" in summary.reason and "nothing was recorded for c0001" in summary.reason
     run = cfg.parent / "run"
-    cands = Archive.open(run).candidates()
-    assert [c.error["kind"] for c in cands] == ["llm", "llm"] and "InternalServerError" in cands[0].error["message"]
+    assert Archive.open(run).candidates() == [] and summary.candidates == 0
     assert [x.error is not None for x in Archive.open(run).exchanges()] == [True, True]
     summary = resume(run, progress=False, evaluate=fake_evaluate)
-    assert summary.state == "finished" and summary.candidates == 4
+    cands = Archive.open(run).candidates()
+    assert summary.state == "finished" and [c.id for c in cands] == ["c0001", "c0002", "c0003", "c0004"]
+    assert not any((c.error or {}).get("kind") == "llm" for c in cands)
 
 
 def test_bad_replies_are_recorded_and_truncated_code_gets_fixed(server, make_config):

@@ -36,7 +36,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from generator.archive import Candidate
 from generator.campaign.evolution import Plan
 from generator.campaign.novelty import Shape, ShapeIndex
-from generator.campaign.speculation import ASKING, BLOCKED, DONE, EVALUATING, REPLIED, WAITING, Slot, Speculation
+from generator.campaign.speculation import (ASKING, BLOCKED, DONE, EVALUATING, PLANNED, REPLIED, WAITING, Slot,
+                                           Speculation)
 from generator.errors import TunesmithError
 from generator.llm.client import CapReached, StopCampaign
 from generator.llm.prompts import extract_reply, normalise_code
@@ -52,7 +53,7 @@ class InFlight(Speculation):
         self.novelty = campaign.cfg.novelty
         self.index = ShapeIndex()  # the archive's code, as far as plan order has reached
         self.by_hash: dict[str, str] = {}  # layout-normalised code hash -> first candidate with it
-        self.fresh_llm_errors = 0
+        self.unanswered = 0  # requests in a row that got no answer (after the client's retries)
         self.truncated: set[str] = set()  # candidates whose reply was cut off (max_tokens): their error says so
         self._llm = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-llm")
         # live tasks measure real kernels on one device: two candidates timed at once would disturb
@@ -86,7 +87,7 @@ class InFlight(Speculation):
                 before = (send, check, record, [s.stage for s in slots])
                 limit = n if stop is None else stop[0]
                 # check: in plan order, each against the archive and the siblings before it
-                while check < limit and slots[check].stage in (REPLIED, BLOCKED):
+                while check < (n if stop is None else stop[0]) and slots[check].stage in (REPLIED, BLOCKED):
                     slot = slots[check]
                     if slot.stage == REPLIED:
                         self._check(slot, slots, stop_at, check)
@@ -116,10 +117,7 @@ class InFlight(Speculation):
                 # record: in plan order
                 limit = n if stop is None else stop[0]
                 while record < limit and slots[record].stage == DONE:
-                    try:
-                        self._record(slots[record])
-                    except StopCampaign as exc:
-                        stop_at(record + 1, exc)
+                    self._record(slots[record])
                     record += 1
                 limit = n if stop is None else stop[0]
                 if record >= limit:
@@ -256,9 +254,9 @@ class InFlight(Speculation):
             reply = extract_reply(ex.reply, ex.finish_reason)
             cand.exchange_id = ex.id
         if not ex.ok:
-            cand.error = {"kind": "llm", "message": ex.error, "traceback": None, "line": None}
-            slot.stage = DONE
+            self._unanswered(slot, ex, stop_at, i)
             return
+        self.unanswered = 0
         cand.description = reply.description
         if reply.code is None:
             why = "empty reply" if not (ex.reply or "").strip() else "the reply holds no Python code"
@@ -312,6 +310,20 @@ class InFlight(Speculation):
         self._drop_speculation(slot)
         self.pending[self._eval.submit(self._evaluate, reply.code)] = slot
 
+    def _unanswered(self, slot: Slot, ex, stop_at, i: int) -> None:
+        """A request that got no answer (network, server down) is no candidate: it costs no budget and
+        is asked again with the same id, here or, after too many in a row, on resume."""
+        self.unanswered += 1
+        limit = self.c.cfg.llm.max_consecutive_errors
+        if self.unanswered < limit:
+            slot.stage = BLOCKED  # asked again as soon as there is room
+            slot.spec_tried = False  # its answer, when it comes, may be acted on early like any other
+            return
+        slot.stage = PLANNED  # not recorded: the archive ends before it, so a resume asks for it again
+        stop_at(i, StopCampaign(f"llm ({self.c.cfg.llm.model}): {self.unanswered} requests in a row got no answer, "
+                                f"last: {ex.error}; nothing was recorded for {slot.plan.id}: check the network "
+                                "or the server, then resume the run (it asks again)"))
+
     def _evaluate(self, code: str):
         start = time.monotonic()
         fitness = self.c.evaluate(code)
@@ -340,14 +352,4 @@ class InFlight(Speculation):
         cand = slot.cand
         if not slot.recorded:
             self.c.archive.append_candidate(cand)
-            # only fresh failures count towards stopping: failures replayed on resume must not
-            # stop the run again at the same place
-            if (cand.error or {}).get("kind") == "llm":
-                self.fresh_llm_errors += 1
-            else:
-                self.fresh_llm_errors = 0
         self.c.recorded_one(cand)
-        if not slot.recorded and self.fresh_llm_errors >= self.c.cfg.llm.max_consecutive_errors:
-            raise StopCampaign(f"llm ({self.c.cfg.llm.model}): {self.fresh_llm_errors} calls in a row failed, "
-                               f"last: {cand.error['message']}; check the server and resume the run")
-

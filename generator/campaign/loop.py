@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
@@ -22,23 +21,9 @@ from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
 from generator.llm.client import LLMClient, StopCampaign, Usage
 from generator.llm.prompts import ParentView
+from generator.campaign.printing import Summary, format_status, format_summary  # noqa: F401 (import paths kept)
 from generator.tasks.entries import load_task_set, resolve_paths
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
-
-
-@dataclass
-class Summary:
-    """How a campaign ended."""
-
-    run_dir: Path
-    state: str  # finished | stopped
-    reason: str
-    candidates: int
-    budget: int
-    usage: dict
-    leaderboard: list[Candidate] = field(default_factory=list)
-    best_file: Path | None = None
-    model: str = ""
 
 
 class Campaign:
@@ -198,8 +183,8 @@ class Campaign:
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
             from generator.interrupts import reason
 
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"  # first: a second Ctrl-C may come
             self._write_status("stopped", reason(exc))
-            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
             raise
         except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
             self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
@@ -222,7 +207,12 @@ class Campaign:
         """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
         from generator.tuning.hpo import campaign_stage, format_result
 
-        for result in campaign_stage(self.archive.run_dir, progress=self.progress):
+        try:
+            results = campaign_stage(self.archive.run_dir, progress=self.progress)
+        except KeyboardInterrupt as exc:  # resume runs the stage again, on from the finished trials
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
+            raise
+        for result in results:
             print(format_result(result), file=sys.stderr)
 
     def _on_generation(self, generation: int, population: list[Candidate]) -> None:
@@ -257,43 +247,45 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     cfg = load_config(config_path)
     if run_dir:
         cfg.output.run_dir = run_dir
-    if budget:
+    if budget is not None:
         cfg.evolution.budget = check_budget(budget, f"--budget {budget}: ")
     if executor:  # e.g. the same campaign on a Dask cluster: `--executor dask://HOST:PORT`
         from generator.evaluation.dask_executor import checked_url
 
         cfg.evaluation.executor = checked_url(executor)
     cfg, resolved = resolve_paths(cfg, config_path.parent)
-    from generator.llm.client import check_key
+    from generator.campaign.preflight import check_budget_left, check_campaign
     from generator.run_lock import run_lock
 
-    if completion is None:
-        check_key(cfg.llm)  # a missing API key is named before anything is written
-
+    # every task (train and test), the model and the HPO storage are checked before anything is written:
+    # a typo fails with nothing recorded, so the same command works once it is fixed
+    check_campaign(cfg, keys=completion is None)
     with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
-        # the training tasks load before the run directory is written: a missing hub or cache fails with
-        # nothing recorded, so the same command works once it is fixed (loaded once per process)
-        load_task_set(cfg.tasks.train, cfg.tasks)
         archive = _open_or_create(cfg, resolved, config_path)
+        if budget is not None:
+            check_budget_left(len(archive.candidates()), budget, "--budget")
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
 def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
            executor: str | None = None) -> Summary:
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
+    from generator.campaign.preflight import check_budget_left, check_campaign
     from generator.run_lock import run_lock
 
-    if budget:
+    if budget is not None:
         check_budget(budget, f"--budget {budget}: ")
     archive = Archive.open(run_dir)
     with run_lock(run_dir, "resume"):
         data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
         data["output"]["run_dir"] = str(run_dir)
-        if budget:
+        if budget is not None:
+            check_budget_left(len(archive.candidates()), budget, "--budget")
             data["evolution"]["budget"] = budget
         if executor:
             data.setdefault("evaluation", {})["executor"] = executor
         cfg = parse_config(data, str(Path(run_dir) / "config.json"))
+        check_campaign(cfg, keys=completion is None)  # e.g. a local model removed since, a hub moved
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
@@ -312,91 +304,3 @@ def render_prompt(config_path, operator: str = "new") -> list[dict]:
     if operator == "new":
         return builder.messages("new", existing=[parent])
     return builder.messages(operator, parents=[parent], error=error if operator == "fix" else None)
-
-
-# ---------------------------------------------------------------- printing
-
-def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
-    if not board:
-        return ["  (no working candidate yet)"]
-    tasks = list(board[0].per_task)
-    lines = [f"  {'rank':>4} {'id':6} {'score':>7}  " + "  ".join(f"{t[:22]:>22}" for t in tasks) + "  operator  description"]
-    for rank, c in enumerate(board[:k], 1):
-        per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
-        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {c.description[:60]}")
-    return lines
-
-
-def _usage_line(usage: dict, model: str) -> str:
-    # the offline synthesizer answers through the LLM path but is no LLM, and the report says so
-    who = "offline synthesizer (no LLM)" if model.startswith("synth/") else f"LLM {model}"
-    return (f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
-            f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
-            f"{usage.get('cost_usd', 0.0):.4f} USD"
-            + (f"; {usage['estimated_prompt_tokens']} of the prompt tokens are estimated (requests that timed out "
-               "may still be billed)" if usage.get("estimated_prompt_tokens") else ""))
-
-
-P_REMINDER = ("P (the auto-tuning methodology's score, per task): 1 = finds the optimum at once, 0 = no better "
-              "than random search, below 0 = worse; averaged over the task's time budget")
-
-
-def format_summary(s: Summary) -> str:
-    """The end-of-campaign report: state, leaderboard, best file, cost and tokens."""
-    lines = [f"campaign {s.state}: {s.reason}", f"run directory: {s.run_dir}",
-             f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
-    lines += _leaderboard_lines(s.leaderboard)
-    best = s.leaderboard[0] if s.leaderboard else None
-    if best is None:
-        lines.append("best candidate: none")
-    else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
-        lines.append(f"best candidate: {best.id}, P {best.score:.3f} (its code: {s.best_file}; not yet a Kernel Tuner "
-                     "strategy, `tunesmith export` makes one)")
-    lines.append(_usage_line(s.usage, s.model))
-    if s.state != "finished":
-        lines.append(f"to continue: tunesmith resume {s.run_dir}")
-    if best is not None:
-        hpo = f"tunesmith hpo {s.run_dir} --id {best.id} --trials 30"
-        export = f"tunesmith export {s.run_dir} --name my_optimizer --id {best.id}"
-        width = max(len(hpo), len(export))
-        lines += ["next:", f"  {hpo:{width}}  # tune its hyperparameters (Optuna)",
-                  f"  {export:{width}}  # -> generated_algorithms/my_optimizer.py, a Kernel Tuner strategy"]
-    lines.append(P_REMINDER)
-    return "\n".join(lines)
-
-
-def format_status(run_dir, k: int = 10) -> str:
-    """`tunesmith status`: state, budget used, failures, leaderboard, LLM usage of a run directory."""
-    archive = Archive.open(run_dir)
-    cands = archive.candidates()
-    status = archive.status()
-    budget = status.get("budget") or archive.config.get("evolution", {}).get("budget")
-    failed = [c for c in cands if c.error]
-    kinds: dict[str, int] = {}
-    for c in failed:
-        kinds[c.error.get("kind", "?")] = kinds.get(c.error.get("kind", "?"), 0) + 1
-    dupes = sum(1 for c in cands if c.duplicate_of)
-    usage = Usage()
-    for ex in archive.exchanges():
-        usage.add(ex)
-    lines = [f"run: {archive.run_dir} ({archive.config.get('name', '')})",
-             f"state: {status.get('state', 'unknown')}" + (f" -- {status['reason']}" if status.get("reason") else ""),
-             f"candidates: {len(cands)} of {budget} generated, {len(failed)} failed"
-             + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
-             + f", {dupes} duplicates, {len(archive.generations())} generations done",
-             _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")), "leaderboard (mean P over training tasks):"]
-    board = archive.best(k)
-    lines += _leaderboard_lines(board, k)
-    if board:
-        lines.append(f"best candidate: {archive.code_file(board[0])}")
-    from generator.campaign.novelty import diversity_by_generation, format_diversity
-
-    lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
-    return "\n".join(lines)
-
-
-def _code_or_none(archive: Archive, cand: Candidate) -> str | None:
-    try:
-        return archive.code(cand)
-    except OSError:  # a code file lost (copied run directory): the candidate simply has no shape
-        return None

@@ -248,9 +248,11 @@ def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None 
     An existing module of that name is replaced only with `overwrite` (`--force`).
     """
     from generator.archive import Archive
+    from generator.export.output import check_output_dir
     from generator.tuning.hpo import load_results
 
     refuse_existing(Path(out_dir or PACKAGE_DIR) / f"{valid_module_name(name)}.py", overwrite)  # before any work
+    check_output_dir(out_dir or PACKAGE_DIR, "give --out a folder where you may write")
     archive = Archive.open(run_dir)
     results = load_results(archive.run_dir)
     candidate = archive.candidate(cid) if cid else choose_candidate(archive, results)

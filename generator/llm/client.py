@@ -113,6 +113,27 @@ def check_key(settings) -> None:
         raise MissingKey(problem)
 
 
+def check_model(settings, keys: bool = True) -> None:
+    """Refuse a model that cannot answer (unknown synth/ name, local/ model not installed, missing key),
+    before anything is sent or written; `keys=False` when the caller brings its own completion."""
+    model = settings.model
+    if model.startswith("synth/"):
+        from generator.llm.synth.provider import MODELS, PROVIDER
+
+        if model.split("/", 1)[1] not in MODELS:
+            names = ", ".join(f"{PROVIDER}/{m}" for m in MODELS)
+            raise TunesmithError(f"llm.model = {model!r}: no such offline synthesizer; use {names}")
+    elif model.startswith("local/"):
+        from generator.llm.local_models import require_installed
+
+        try:
+            require_installed(model)
+        except TunesmithError as exc:
+            raise TunesmithError(f"llm.model = {model!r}: {exc}") from None
+    elif keys:
+        check_key(settings)
+
+
 class ReplayBackend:
     """Serves the recorded exchanges of RUN_DIR again, as if the LLM answered them a second time.
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.review.lineage import Lineage
+from generator.export.output import check_output_file
 
 TEMPLATES = Path(__file__).with_name("templates")
 TOP_K = 12  # rows of the per-task heatmap
@@ -36,6 +37,8 @@ def build_report(run_dir, output=None) -> ReportResult:
     """Write RUN_DIR's report (default RUN_DIR/report/report.html) and its PNG figures beside it."""
     lineage = Lineage.load(run_dir)
     html = Path(output) if output else lineage.run_dir / "report" / "report.html"
+    check_output_file(html, "give -o a file where you may write" if output else  # before any figure is drawn
+                      f"write it elsewhere: tunesmith report {run_dir} -o PATH.html")
     html.parent.mkdir(parents=True, exist_ok=True)
     data = report_data(lineage)
     pngs = _write_figures(lineage, data, html)

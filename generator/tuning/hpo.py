@@ -22,8 +22,8 @@ from pathlib import Path
 import optuna
 
 from generator.archive import Archive
-from generator.errors import TunesmithError
-from generator.tuning.recovery import claim, interrupted, recover, same_retry
+from generator.tuning.recovery import claim, interrupted, quiet_interrupts, recover, same_retry
+from generator.tuning.storage import HpoError, check_storage, open_storage, storage_url  # noqa: F401 (import paths kept)
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.sandbox.optimizer_source import parse_optimizer
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
@@ -35,10 +35,6 @@ __all__ = ["HPO_DIR", "HpoError", "HpoResult", "HpoSettings", "SplitScores", "ca
 REPORT_SEED_OFFSET = 7919  # the before/after scores use other random streams than the trials did
 
 
-class HpoError(TunesmithError):
-    """HPO cannot run as asked."""
-
-
 @dataclass
 class HpoSettings:
     """How to tune: which candidates, how many trials, how each trial is evaluated, where it is stored."""
@@ -47,6 +43,7 @@ class HpoSettings:
     trials: int = 30
     repeats: int = 3
     storage: str | None = None  # Optuna storage URL or journal:PATH; default sqlite:///RUN/hpo.db
+    storage_origin: str = "--storage"  # where `storage` came from, for messages ("[hpo] storage" from the config)
     seed: int = 0
     ids: list[str] | None = None  # explicit candidates instead of the top K
     timeout_s: float | None = None  # per evaluation; default the campaign's evaluation.timeout
@@ -103,41 +100,6 @@ def defaults(hyperparameters: dict) -> dict:
 
 
 # -- storage and study -------------------------------------------------------------------------
-
-def storage_url(run_dir: Path, storage: str | None) -> str:
-    """The storage URL: the given one, or SQLite in the run directory."""
-    return storage or f"sqlite:///{(Path(run_dir) / 'hpo.db').resolve()}"
-
-
-def open_storage(url: str):
-    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried.
-
-    The heartbeat only fails a dead worker's trial; generator.hpo_recovery queues it again (for
-    every storage, and at once for workers on this host).
-    """
-    if url.startswith("journal:"):
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
-
-        path = url[len("journal:"):].removeprefix("//")
-        return JournalStorage(JournalFileBackend(path))
-    if "://" not in url:
-        raise HpoError(f"--storage {url!r} is not a storage URL; use sqlite:///PATH, postgresql://..., "
-                       "mysql://... or journal:PATH")
-    engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None
-    for attempt in range(6):
-        try:
-            with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
-                warnings.simplefilter("ignore")
-                return optuna.storages.RDBStorage(
-                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120)
-        except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
-            # workers that start together race to create the schema; the loser just opens it again
-            if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
-                time.sleep(0.2 * (attempt + 1))
-                continue
-            raise HpoError(f"--storage {url}: cannot open ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
-                           "check the URL and that its database driver is installed") from None
-
 
 def study_name(run_dir: Path, candidate_id: str) -> str:
     """Stable per run and candidate, so that re-running resumes the same study."""
@@ -221,7 +183,7 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
               timeout_s: float, workers: int, progress: bool = True) -> optuna.Study:
     """Create or resume the candidate's study and run this process's share of the trials."""
     study = optuna.create_study(
-        study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage)),
+        study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage), settings.storage_origin),
         direction="maximize", load_if_exists=True,
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
     with warnings.catch_warnings():
@@ -350,6 +312,7 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
     from generator.run_lock import run_lock
 
     archive = Archive.open(run_dir)
+    check_storage(settings.storage, settings.storage_origin)
     # shared: other `hpo` processes may tune this run too (they share the study), a campaign may not write it
     with run_lock(run_dir, "hpo", shared=True):
         train_tasks, test_tasks = task_sets(archive)
@@ -357,8 +320,9 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
         verbosity = optuna.logging.get_verbosity()
         optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
         try:
-            for candidate in candidates_to_tune(archive, settings):
-                results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
+            with quiet_interrupts():  # Ctrl-C: one line from the command, not Optuna's traceback
+                for candidate in candidates_to_tune(archive, settings):
+                    results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
         finally:
             optuna.logging.set_verbosity(verbosity)
     return results
@@ -380,6 +344,8 @@ def settings_from_config(config: dict, **overrides) -> HpoSettings:
     known = HpoSettings.__dataclass_fields__
     values = {k: v for k, v in section.items() if k in known}
     values.update({k: v for k, v in overrides.items() if v is not None and k in known})
+    if values.get("storage") is not None and overrides.get("storage") is None:
+        values["storage_origin"] = "[hpo] storage ="
     return HpoSettings(**values)
 
 

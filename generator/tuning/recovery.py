@@ -16,8 +16,10 @@ interrupted trials apart from failed ones.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+from contextlib import contextmanager
 
 import optuna
 
@@ -108,3 +110,28 @@ def same_retry(a, b) -> bool:
     """Two queued copies of one interrupted trial (two processes recovered it at once)."""
     history = a.system_attrs.get("retry_history")
     return bool(history) and history == b.system_attrs.get("retry_history")
+
+
+class _QuietInterrupt(logging.Filter):
+    """Drops Optuna's report of a trial that Ctrl-C (or SIGTERM) stopped, traceback and all, and
+    everything it logs after: the process is stopping, and the command says so in one line."""
+
+    stopping = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+            self.stopping = True
+        return not self.stopping
+
+
+@contextmanager
+def quiet_interrupts():
+    """Within the block, a trial interrupted by Ctrl-C is not logged as a failure with a traceback
+    (it is an interrupted trial, run again on resume)."""
+    logger = logging.getLogger("optuna.study._optimize")
+    quiet = _QuietInterrupt()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
