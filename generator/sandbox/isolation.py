@@ -16,6 +16,7 @@ import signal
 from dataclasses import dataclass, field
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -60,9 +61,13 @@ class Protections:
 
 
 def unshare_namespaces(prot: Protections) -> None:
-    """New mount, network and PID namespaces (and a user namespace when not root)."""
+    """New mount, network, IPC and PID namespaces (and a user namespace when not root).
+
+    The IPC namespace takes SysV shared memory, semaphores and POSIX message queues with it when
+    the run ends: nothing of one run reaches the next or stays on the host."""
     root = os.geteuid() == 0
-    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
+    host_net = _namespace_id("net")
     if not root:
         flags |= CLONE_NEWUSER
     uid, gid = os.getuid(), os.getgid()
@@ -77,7 +82,9 @@ def unshare_namespaces(prot: Protections) -> None:
         except OSError:
             prot.mark("network_namespace", False)
         return
-    prot.mark("network_namespace", True)
+    # Abstract unix sockets belong to the network namespace: check that this one really is new.
+    prot.mark("network_namespace", _namespace_id("net") != host_net)
+    prot.mark("ipc_namespace", True)
     if not root:
         try:
             _map_user_ns(uid, gid)
@@ -85,6 +92,13 @@ def unshare_namespaces(prot: Protections) -> None:
             prot.mark("namespaces", False, f"user namespace mapping refused: {exc}")
             return
     prot.mark("namespaces", True)
+
+
+def _namespace_id(kind: str) -> int | None:
+    try:
+        return os.stat(f"/proc/self/ns/{kind}").st_ino
+    except OSError:
+        return None
 
 
 def _map_user_ns(uid: int, gid: int) -> None:
@@ -247,6 +261,7 @@ def set_rlimits(limits: Limits, prot: Protections, count_nproc_from: int = 0, ma
         "rlimit_fsize": (resource.RLIMIT_FSIZE, (limits.file_mb * mib,) * 2),
         "rlimit_nofile": (resource.RLIMIT_NOFILE, (limits.open_files,) * 2),
         "rlimit_core": (resource.RLIMIT_CORE, (0, 0)),
+        "rlimit_msgqueue": (resource.RLIMIT_MSGQUEUE, (1 * mib,) * 2),  # POSIX queues live outside RLIMIT_AS
     }
     for name, (res, value) in wanted.items():
         try:
