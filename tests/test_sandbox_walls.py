@@ -49,16 +49,24 @@ def _host_traces() -> dict:
     for kind in ("shm", "msg", "sem"):
         rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
         out[kind] = [r for r in rows if r.split()[0] == key.strip()]
+        for row in out[kind]:  # a failing run must not litter the host either
+            getattr(ctypes.CDLL(None), kind + "ctl")(int(row.split()[1]), 0, 0)  # IPC_RMID
     out["keys"] = [ln for ln in Path("/proc/keys").read_text().splitlines() if TOKEN in ln]
     libc = ctypes.CDLL(None, use_errno=True)
+    for line in out["keys"]:
+        libc.syscall(250, 21, int(line.split()[0], 16))  # keyctl(KEYCTL_INVALIDATE), x86_64
     q = libc.mq_open(f"/tunesmith-hostile-{TOKEN}".encode(), os.O_RDONLY)
     out["mqueue"] = [q] if q >= 0 else []
     if q >= 0:
         libc.mq_close(q)
         libc.mq_unlink(f"/tunesmith-hostile-{TOKEN}".encode())
-    places = [Path(p) for p in ("/tmp", "/var/tmp", "/dev/shm", "/srv", "/run")]
+    places = [Path(p) for p in ("/tmp", "/var/tmp", "/dev/shm")]
     out["files"] = [str(p) for d in places if d.is_dir() for p in d.glob(f"*{TOKEN}*")]
     out["processes"] = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline_has(pid, TOKEN)]
+    for pid in out["processes"]:
+        os.kill(int(pid), 9)
+    for path in out["files"]:
+        os.unlink(path)
     return out
 
 
@@ -71,8 +79,6 @@ def _cmdline_has(pid: str, text: str) -> bool:
 
 def _nothing_left() -> None:
     left = {k: v for k, v in _host_traces().items() if v}
-    for row in left.get("shm", []):  # a failing run must not litter the host either
-        ctypes.CDLL(None).shmctl(int(row.split()[1]), 0, None)  # IPC_RMID
     assert not left, f"left on the host after the run: {left}"
 
 
@@ -172,5 +178,12 @@ def test_memory_outside_the_limit_is_refused(conv_task):
     """23.13: memfds, SysV segments, /dev/shm, /tmp and a nested tmpfs all count or are refused."""
     fit, message = _evaluate("memory_outside_limit", conv_task)
     assert "ESCAPED" not in message, message
+    assert fit.error is None, fit.error
+    _nothing_left()
+
+
+def test_nothing_is_left_on_the_host_after_a_run(conv_task):
+    """ipcs, /proc/keys, message queues, processes and files: a run that litters leaves nothing."""
+    fit, message = _evaluate("litter", conv_task)
     assert fit.error is None, fit.error
     _nothing_left()

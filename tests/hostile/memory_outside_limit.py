@@ -58,12 +58,18 @@ def files(held, where):
             held[0] += CHUNK
     finally:
         for name in names:
-            os.unlink(name)
+            if os.path.exists(name):
+                os.unlink(name)
 
 
 def nested_tmpfs(held):
+    uid, gid = os.getuid(), os.getgid()
+    libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/uid_map becomes ours to write
     if libc.unshare(0x10000000 | 0x00020000) != 0:  # CLONE_NEWUSER | CLONE_NEWNS
         raise OSError(ctypes.get_errno(), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as fh:  # mapped: the new tmpfs takes files
+            fh.write(text)
     os.makedirs("hoard_mnt", exist_ok=True)
     if libc.mount(b"tmpfs", b"hoard_mnt", b"tmpfs", 0, None) != 0:
         raise OSError(ctypes.get_errno(), "mount")
