@@ -38,7 +38,8 @@ def libc():
     return _libc
 
 
-def _check(ret: int, what: str) -> None:
+def check_call(ret: int, what: str) -> None:
+    """Raise OSError (with errno) when a libc call returned non-zero."""
     if ret != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
@@ -72,12 +73,12 @@ def unshare_namespaces(prot: Protections) -> None:
         flags |= CLONE_NEWUSER
     uid, gid = os.getuid(), os.getgid()
     try:
-        _check(libc().unshare(flags), "unshare")
+        check_call(libc().unshare(flags), "unshare")
     except OSError as exc:
         # Some kernels refuse the PID or user namespace alone; try the network one by itself.
         prot.mark("namespaces", False, str(exc))
         try:
-            _check(libc().unshare(CLONE_NEWNET), "unshare(net)")
+            check_call(libc().unshare(CLONE_NEWNET), "unshare(net)")
             prot.mark("network_namespace", True)
         except OSError:
             prot.mark("network_namespace", False)
@@ -115,9 +116,10 @@ def _map_user_ns(uid: int, gid: int) -> None:
     write("/proc/self/gid_map", f"{gid} {gid} 1")
 
 
-def _mount(src, target, fstype, flags, data=None) -> None:
+def mount(src, target, fstype, flags, data=None) -> None:
+    """mount(2) through libc; raises OSError naming the target."""
     enc = (lambda s: None if s is None else s.encode())
-    _check(libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+    check_call(libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
 def _is_within(path: str, parent: str) -> bool:
@@ -126,7 +128,7 @@ def _is_within(path: str, parent: str) -> bool:
 
 def _cover_file(path: str, prot: Protections) -> int:
     try:
-        _mount("/dev/null", path, None, MS_BIND)
+        mount("/dev/null", path, None, MS_BIND)
         return 1
     except OSError as exc:
         prot.notes.append(f"could not hide {path}: {exc.strerror}")
@@ -135,11 +137,11 @@ def _cover_file(path: str, prot: Protections) -> int:
 
 def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
     """An empty tmpfs over `path`; kept subtrees inside it are bound back read-only at their place."""
-    handles = _open_kept(inner_keep)
+    handles = open_paths(inner_keep)
     try:
-        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
         _bind_back(handles)
-        _mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
         return 1
     except OSError as exc:
         prot.notes.append(f"could not hide {path}: {exc.strerror}")
@@ -149,7 +151,7 @@ def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
             os.close(fd)
 
 
-def _open_kept(paths: list[str]) -> list[tuple[str, int]]:
+def open_paths(paths: list[str]) -> list[tuple[str, int]]:
     """O_PATH handles: the kept subtrees stay reachable after a mount covers their parent."""
     handles = []
     for k in paths:
@@ -168,8 +170,8 @@ def _bind_back(handles: list[tuple[str, int]]) -> None:
         else:
             os.makedirs(os.path.dirname(k), mode=0o755, exist_ok=True)
             open(k, "a").close()
-        _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
-        _mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+        mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
 
 
 def hide_paths(hidden, keep, prot: Protections) -> int:
@@ -202,9 +204,9 @@ def private_scratch(prot: Protections, size_mb: int, keep=()) -> str | None:
     for d in SCRATCH_DIRS:
         if not os.path.isdir(d) or os.path.islink(d):
             continue
-        handles = _open_kept([k for k in keep if _is_within(k, d) and k != d])
+        handles = open_paths([k for k in keep if _is_within(k, d) and k != d])
         try:
-            _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
+            mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
             _bind_back(handles)
             if d == "/tmp":
                 workdir = "/tmp/work"
@@ -220,7 +222,7 @@ def private_scratch(prot: Protections, size_mb: int, keep=()) -> str | None:
 def mount_private_root(prot: Protections) -> bool:
     """Stop mounts made here from propagating back to the host (must come before any other mount)."""
     try:
-        _mount("none", "/", None, MS_REC | MS_PRIVATE)
+        mount("none", "/", None, MS_REC | MS_PRIVATE)
         return True
     except OSError as exc:
         prot.mark("mount_namespace", False, str(exc))
@@ -230,7 +232,7 @@ def mount_private_root(prot: Protections) -> bool:
 def mount_proc(prot: Protections) -> None:
     """A /proc that shows only this PID namespace (the evaluating process becomes invisible)."""
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         prot.mark("private_proc", True)
     except OSError as exc:
         prot.mark("private_proc", False, exc.strerror)

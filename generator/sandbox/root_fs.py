@@ -18,13 +18,12 @@ refuses a step, and the caller falls back to covering paths (`isolation.hide_pat
 
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 import sys
 
 from generator.sandbox.isolation import (MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REC, MS_REMOUNT,
-                                         Protections, _check, _mount, _open_kept, libc)
+                                         Protections, check_call, libc, mount, open_paths)
 
 MNT_DETACH = 2
 MS_NOATIME, MS_NODIRATIME = 1024, 2048
@@ -46,9 +45,9 @@ def enter_allowlist_root(keep, hidden, scratch_mb: int, prot: Protections) -> st
         prot.mark("allowlist_root", False, f"no pivot_root number known for {platform.machine()}")
         return None
     plan = _plan(keep)
-    handles = _open_kept([real for real, _ in plan] + [d for d in ("/dev/" + n for n in DEVICES)])
+    handles = open_paths([real for real, _ in plan] + ["/dev/" + n for n in DEVICES])
     try:
-        _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+        mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
         opened = dict(handles)
         _scratch(scratch_mb)  # first: a venv under /tmp is bound back inside it
         for real, links in plan:
@@ -57,9 +56,9 @@ def enter_allowlist_root(keep, hidden, scratch_mb: int, prot: Protections) -> st
                 _bind_read_only(opened[real], STAGE + real)
         _cover_inside(hidden, [real for real, _ in plan])
         _minimal_dev(opened)
-        _mount("proc", STAGE + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount("proc", STAGE + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         os.mkdir(STAGE + OLD_ROOT, 0o700)
-        _check(libc().syscall(SYS_PIVOT_ROOT, STAGE.encode(), (STAGE + OLD_ROOT).encode()), "pivot_root")
+        check_call(libc().syscall(SYS_PIVOT_ROOT, STAGE.encode(), (STAGE + OLD_ROOT).encode()), "pivot_root")
     except OSError as exc:
         libc().umount2(STAGE.encode(), MNT_DETACH)  # undo the stage: the fallback starts from the host's view
         prot.mark("allowlist_root", False, f"{exc}: falling back to covering paths")
@@ -126,8 +125,8 @@ def _bind_read_only(fd: int, target: str) -> None:
     else:
         os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
         open(target, "a").close()
-    _mount(source, target, None, MS_BIND | MS_REC)
-    _mount("none", target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _locked_flags(target))
+    mount(source, target, None, MS_BIND | MS_REC)
+    mount("none", target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _locked_flags(target))
 
 
 def _locked_flags(path: str) -> int:
@@ -144,25 +143,25 @@ def _cover_inside(hidden, kept: list[str]) -> None:
         if h in kept or not any(h.startswith(k.rstrip("/") + "/") for k in kept) or not os.path.lexists(STAGE + h):
             continue
         if os.path.isdir(STAGE + h):
-            _mount("tmpfs", STAGE + h, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0755")
+            mount("tmpfs", STAGE + h, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0755")
         else:
-            _mount("/dev/null", STAGE + h, None, MS_BIND)
+            mount("/dev/null", STAGE + h, None, MS_BIND)
 
 
 def _minimal_dev(opened: dict) -> None:
     """A read-only /dev of a few harmless devices (bound from the host's) and the fd links."""
     dev = STAGE + "/dev"
     os.makedirs(dev, mode=0o755, exist_ok=True)
-    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
     for name in DEVICES:
         if "/dev/" + name in opened:
             open(f"{dev}/{name}", "a").close()
-            _mount(f"/proc/self/fd/{opened['/dev/' + name]}", f"{dev}/{name}", None, MS_BIND)
+            mount(f"/proc/self/fd/{opened['/dev/' + name]}", f"{dev}/{name}", None, MS_BIND)
     for name, target in DEV_LINKS.items():
         os.symlink(target, f"{dev}/{name}")
     os.makedirs(f"{dev}/shm", mode=0o755)
-    _mount(STAGE + "/tmp/.shm", f"{dev}/shm", None, MS_BIND)
-    _mount("none", dev, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
+    mount(STAGE + "/tmp/.shm", f"{dev}/shm", None, MS_BIND)
+    mount("none", dev, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
 
 
 def _scratch(scratch_mb: int) -> None:
@@ -170,7 +169,7 @@ def _scratch(scratch_mb: int) -> None:
     tmp = STAGE + "/tmp"
     os.makedirs(STAGE + "/proc", mode=0o555, exist_ok=True)
     os.makedirs(tmp, mode=0o755, exist_ok=True)
-    _mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_mb}m,mode=1777")
+    mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_mb}m,mode=1777")
     os.makedirs(tmp + "/.shm", mode=0o1777)
     os.chmod(tmp + "/.shm", 0o1777)
     os.makedirs(tmp + "/work", mode=0o755)
@@ -179,6 +178,6 @@ def _scratch(scratch_mb: int) -> None:
 def _leave_old_root() -> None:
     """Detach the host's root (now at OLD_ROOT) and make the new root read-only."""
     os.chdir("/")
-    _check(libc().umount2(OLD_ROOT.encode(), MNT_DETACH), "umount old root")
+    check_call(libc().umount2(OLD_ROOT.encode(), MNT_DETACH), "umount old root")
     os.rmdir(OLD_ROOT)
-    _mount("none", "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    mount("none", "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
