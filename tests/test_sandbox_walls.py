@@ -187,3 +187,57 @@ def test_nothing_is_left_on_the_host_after_a_run(conv_task):
     fit, message = _evaluate("litter", conv_task)
     assert fit.error is None, fit.error
     _nothing_left()
+
+
+def _in_own_mount_namespace(body) -> dict:
+    """Run body() in a forked child with its own mount namespace; returns the dict it reports."""
+    import json
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child never returns into pytest
+        try:
+            os.close(r)
+            assert ctypes.CDLL(None, use_errno=True).unshare(0x00020000) == 0  # CLONE_NEWNS
+            os.write(w, json.dumps(body()).encode())
+        except BaseException as exc:
+            os.write(w, json.dumps({"error": repr(exc)}).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        report = json.loads(fh.read() or '{"error": "no report"}')
+    os.waitpid(pid, 0)
+    return report
+
+
+def test_a_refused_allowlist_root_falls_back_to_covering_paths(tmp_path):
+    """Where the kernel refuses pivot_root, the stage is undone and the known places are covered."""
+    from generator.sandbox import child, isolation, root_fs
+    from generator.sandbox.jobs import interpreter_paths
+
+    on_tmp = tmp_path / "still-here.txt"
+    on_tmp.write_text("x")
+    secret_dir = Path("/srv") / f"tunesmith-hostile-{TOKEN}-fallback"
+    secret_dir.mkdir()
+    (secret_dir / "A100.json").write_text("{}")
+
+    def body():
+        prot = isolation.Protections()
+        assert isolation.mount_private_root(prot)
+        root_fs.SYS_PIVOT_ROOT = 1 << 20  # no such system call: ENOSYS, as a kernel that refuses it
+        entered = root_fs.enter_allowlist_root(interpreter_paths(), [str(secret_dir)], 8, prot)
+        host_view = on_tmp.exists()
+        workdir = child._cover_paths(interpreter_paths(), [str(secret_dir)], 8, prot)
+        return {"entered": entered, "host_view": host_view, "workdir": workdir, "held": prot.held,
+                "secret": os.listdir(secret_dir), "numpy": os.path.exists(os.path.dirname(os.__file__))}
+
+    try:
+        report = _in_own_mount_namespace(body)
+    finally:
+        shutil.rmtree(secret_dir)
+    assert "error" not in report, report
+    assert report["entered"] is None and report["held"]["allowlist_root"] is False
+    assert report["host_view"], "the failed stage still shadowed /tmp"
+    assert report["workdir"] == "/tmp/work" and report["held"]["hidden_paths"] and report["secret"] == []
+    assert report["numpy"], "the standard library must stay readable after the fallback"
