@@ -241,3 +241,55 @@ def test_a_refused_allowlist_root_falls_back_to_covering_paths(tmp_path):
     assert report["host_view"], "the failed stage still shadowed /tmp"
     assert report["workdir"] == "/tmp/work" and report["held"]["hidden_paths"] and report["secret"] == []
     assert report["numpy"], "the standard library must stay readable after the fallback"
+
+
+def _after_filter(ipc_limits_held: bool) -> dict:
+    """In a forked child: load the filter, then try what it refuses and what it must allow."""
+    import json
+    import threading
+
+    from generator.sandbox import isolation, syscall_filter
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, as the run has it
+            prot = isolation.Protections()
+            prot.mark("ipc_limits", ipc_limits_held)
+            syscall_filter.install_filter(prot)
+            out = {"held": prot.held["syscall_filter"]}
+            try:
+                os.memfd_create("x")
+                out["memfd"] = "ok"
+            except OSError as exc:
+                out["memfd"] = exc.errno
+            out["unshare"] = "ok" if libc.unshare(0x10000000) == 0 else ctypes.get_errno()  # CLONE_NEWUSER
+            shmid = libc.shmget(0, 4096, 0o1000 | 0o600)
+            out["shmget"] = "ok" if shmid >= 0 else ctypes.get_errno()
+            if shmid >= 0:
+                libc.shmctl(shmid, 0, None)
+            t = threading.Thread(target=lambda: None)
+            t.start()
+            t.join()
+            out["thread"] = True
+            os.write(w, json.dumps(out).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        report = json.loads(fh.read() or "{}")
+    os.waitpid(pid, 0)
+    return report
+
+
+def test_the_filter_refuses_memfds_namespaces_and_sysv_ipc_without_limits():
+    """23.13 in a user namespace: where the IPC limits cannot be set, new SysV segments are refused."""
+    capped = _after_filter(ipc_limits_held=True)
+    uncapped = _after_filter(ipc_limits_held=False)
+    for report in (capped, uncapped):
+        assert report["held"] and report["thread"], report
+        assert report["memfd"] == 1 and report["unshare"] == 1, report  # errno 1: EPERM
+    assert capped["shmget"] == "ok" and uncapped["shmget"] == 1, (capped, uncapped)

@@ -36,11 +36,14 @@ CLONE_NS_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 
 # (audit arch, system call numbers) per machine
 ABI = {
     "x86_64": (0xC000003E, {"memfd_create": 319, "memfd_secret": 447, "add_key": 248, "request_key": 249,
-                            "keyctl": 250, "unshare": 272, "setns": 308, "clone": 56, "clone3": 435}),
+                            "keyctl": 250, "unshare": 272, "setns": 308, "clone": 56, "clone3": 435,
+                            "shmget": 29, "msgget": 68}),
     "aarch64": (0xC00000B7, {"memfd_create": 279, "memfd_secret": 447, "add_key": 217, "request_key": 218,
-                             "keyctl": 219, "unshare": 97, "setns": 268, "clone": 220, "clone3": 435}),
+                             "keyctl": 219, "unshare": 97, "setns": 268, "clone": 220, "clone3": 435,
+                             "shmget": 194, "msgget": 186}),
 }
 REFUSED = ("memfd_create", "memfd_secret", "add_key", "request_key", "keyctl", "unshare", "setns")
+SYSV = ("shmget", "msgget")  # refused too where the IPC namespace's limits could not be set (a user namespace)
 # IPC limits of the run's own namespace: SysV shared memory in pages (shmall) and bytes (shmmax)
 IPC_SYSCTLS = {"kernel/shmmni": "16", "kernel/msgmni": "16", "kernel/msgmnb": "65536", "fs/mqueue/queues_max": "16"}
 
@@ -49,14 +52,14 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def filter_program(machine: str) -> bytes:
+def filter_program(machine: str, refuse_sysv: bool = False) -> bytes:
     """The BPF program: wrong ABI and refused calls get an errno, everything else is allowed."""
     arch, nr = ABI[machine]
     eperm = RET_ERRNO | errno.EPERM
     prog = [_insn(LD_ABS_W, 4), _insn(JEQ, arch, 1, 0), _insn(RET, eperm), _insn(LD_ABS_W, 0)]
     if machine == "x86_64":
         prog += [_insn(JGE, X32_BIT, 0, 1), _insn(RET, eperm)]
-    for name in REFUSED:
+    for name in REFUSED + (SYSV if refuse_sysv else ()):
         prog += [_insn(JEQ, nr[name], 0, 1), _insn(RET, eperm)]
     prog += [_insn(JEQ, nr["clone3"], 0, 1), _insn(RET, RET_ERRNO | errno.ENOSYS)]
     prog += [_insn(JEQ, nr["clone"], 0, 3), _insn(LD_ABS_W, 16), _insn(JSET, CLONE_NS_FLAGS, 0, 1),
@@ -65,12 +68,15 @@ def filter_program(machine: str) -> bytes:
 
 
 def install_filter(prot: Protections) -> None:
-    """Load the filter into this process (and every thread or child it makes later); recorded in `prot`."""
+    """Load the filter into this process (and every thread or child it makes later); recorded in `prot`.
+
+    Where the IPC limits did not hold (`cap_ipc` in a user namespace), new SysV segments and queues are
+    refused: the namespace's defaults would let them hold memory outside the run's limit."""
     machine = platform.machine()
     if machine not in ABI:
         prot.mark("syscall_filter", False, f"no system-call table for {machine}")
         return
-    code = filter_program(machine)
+    code = filter_program(machine, refuse_sysv=not prot.held.get("ipc_limits", False))
 
     class SockFprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
