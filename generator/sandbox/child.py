@@ -5,8 +5,9 @@ Process tree of one sandbox job (started by `generator.sandbox.run_job`):
     evaluating process (holds the answer key, the Oracle, the scorer)
       └─ host   (this module's `main`; imports numpy once, receives only public SpaceSpecs)
            └─ guard  (per run: new namespaces; reports the run's exit status to the host)
-                └─ run (PID 1 of its namespace: hides paths, limits, drops privileges, then
-                        executes the candidate; every func(cfg) is a round trip to the evaluator)
+                └─ run (PID 1 of its namespace: enters its allowlist root, limits, drops privileges,
+                        joins a fresh keyring, loads the system-call filter, then executes the
+                        candidate; every func(cfg) is a round trip to the evaluator)
 
 A fresh process per run (fork of a clean host, a few ms) means that nothing a candidate keeps in
 memory, in class attributes or in files carries over from one repeat to the next.

@@ -4,6 +4,9 @@ Everything here is called by trusted sandbox code in the run process *before* th
 code is loaded. Each step is tried and recorded; a step the OS refuses is skipped, and the
 record (`Protections`) says so, because a user's machine may allow less than a root container.
 
+The run's file system is built by `root_fs.py` (an allowlist root; the covering of paths here is
+its fallback), its system-call filter and keyring by `syscall_filter.py`.
+
 Linux only (Python 3.11 has no `os.unshare`, so libc is called through ctypes).
 """
 
