@@ -344,7 +344,9 @@ sys.path.insert(0, {str(ROOT)!r})
 from generator.evaluation.evaluate import evaluate_source
 from generator.tasks.entries import load_tasks
 task = load_tasks({str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")!r})
-src = "import ctypes\\nclass S:\\n    def __call__(self, func, searchspace):\\n        ctypes.CDLL(None).system(b'sleep {token}')\\n"
+src = ("import ctypes, sys\\nclass S:\\n    def __call__(self, func, searchspace):\\n"  # the run's root has no shell
+       "        argv = (ctypes.c_char_p * 4)(sys.executable.encode(), b'-c', b'import time; time.sleep({token})', None)\\n"
+       "        ctypes.CDLL(None).execv(argv[0], argv)\\n")
 print("started", flush=True)
 evaluate_source(src, task, repeats=1, timeout_s=120)
 ''')

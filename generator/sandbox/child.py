@@ -5,8 +5,9 @@ Process tree of one sandbox job (started by `generator.sandbox.run_job`):
     evaluating process (holds the answer key, the Oracle, the scorer)
       └─ host   (this module's `main`; imports numpy once, receives only public SpaceSpecs)
            └─ guard  (per run: new namespaces; reports the run's exit status to the host)
-                └─ run (PID 1 of its namespace: hides paths, limits, drops privileges, then
-                        executes the candidate; every func(cfg) is a round trip to the evaluator)
+                └─ run (PID 1 of its namespace: enters its allowlist root, limits, drops privileges,
+                        joins a fresh keyring, loads the system-call filter, then executes the
+                        candidate; every func(cfg) is a round trip to the evaluator)
 
 A fresh process per run (fork of a clean host, a few ms) means that nothing a candidate keeps in
 memory, in class attributes or in files carries over from one repeat to the next.
@@ -24,6 +25,8 @@ import struct
 import sys
 
 from generator.sandbox.candidate_run import run_candidate
+from generator.sandbox.root_fs import enter_allowlist_root
+from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
 from generator.sandbox.streams import read_exact, send_json
 
 UID_BASE = 2_000_000_000  # each run gets its own unused uid: runs cannot signal or read each other
@@ -35,13 +38,13 @@ def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int,
 
     iso.die_with_parent()
     workdir = os.path.join(job["workdir"], f"run{k}")
+    keep, hidden = job.pop("keep"), job.pop("hidden")  # the candidate needs neither list
     if prot.held.get("namespaces") and iso.mount_private_root(prot):
-        keep = job.pop("keep")  # the candidate needs neither list
-        n = iso.hide_paths(job.pop("hidden"), keep, prot)
-        prot.mark("hidden_paths", n > 0, f"{n} paths covered")
-        workdir = iso.private_scratch(prot, job["scratch_mb"], keep) or workdir
-        iso.mount_proc(prot)
+        workdir = enter_allowlist_root(keep, hidden, job["scratch_mb"], prot) or _cover_paths(
+            keep, hidden, job["scratch_mb"], prot) or workdir
         prot.mark("mount_namespace", True)
+    if prot.held.get("ipc_namespace"):
+        cap_ipc(job["scratch_mb"], prot)
     os.makedirs(workdir, exist_ok=True)
     if uid is not None:
         os.chown(workdir, uid, iso.NOGROUP)
@@ -50,9 +53,22 @@ def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int,
     iso.set_rlimits(job["limits"], prot, nproc_base, _mapped_bytes())
     iso.drop_privileges(uid, prot)
     iso.die_with_parent()  # changing credentials cleared it
+    join_fresh_keyring(prot)
     _close_fds_except({0, 1, 2, fds["req"], fds["resp"]})
+    install_filter(prot)  # last: the set-up above needs some of the calls it refuses
     send_json(fds["req"], {"t": "start", "k": k, "protections": prot.to_dict()})
     run_candidate(job, k, space, fds["req"], fds["resp"])
+
+
+def _cover_paths(keep, hidden, scratch_mb: int, prot) -> str | None:
+    """Where the kernel refuses the allowlist root: cover the known places of answers instead."""
+    from generator.sandbox import isolation as iso
+
+    n = iso.hide_paths(hidden, keep, prot)
+    prot.mark("hidden_paths", n > 0, f"{n} paths covered")
+    workdir = iso.private_scratch(prot, scratch_mb, keep)
+    iso.mount_proc(prot)
+    return workdir
 
 
 def _mapped_bytes() -> int:

@@ -4,6 +4,9 @@ Everything here is called by trusted sandbox code in the run process *before* th
 code is loaded. Each step is tried and recorded; a step the OS refuses is skipped, and the
 record (`Protections`) says so, because a user's machine may allow less than a root container.
 
+The run's file system is built by `root_fs.py` (an allowlist root; the covering of paths here is
+its fallback), its system-call filter and keyring by `syscall_filter.py`.
+
 Linux only (Python 3.11 has no `os.unshare`, so libc is called through ctypes).
 """
 
@@ -16,6 +19,7 @@ import signal
 from dataclasses import dataclass, field
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -37,7 +41,8 @@ def libc():
     return _libc
 
 
-def _check(ret: int, what: str) -> None:
+def check_call(ret: int, what: str) -> None:
+    """Raise OSError (with errno) when a libc call returned non-zero."""
     if ret != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
@@ -60,24 +65,30 @@ class Protections:
 
 
 def unshare_namespaces(prot: Protections) -> None:
-    """New mount, network and PID namespaces (and a user namespace when not root)."""
+    """New mount, network, IPC and PID namespaces (and a user namespace when not root).
+
+    The IPC namespace takes SysV shared memory, semaphores and POSIX message queues with it when
+    the run ends: nothing of one run reaches the next or stays on the host."""
     root = os.geteuid() == 0
-    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
+    host_net = _namespace_id("net")
     if not root:
         flags |= CLONE_NEWUSER
     uid, gid = os.getuid(), os.getgid()
     try:
-        _check(libc().unshare(flags), "unshare")
+        check_call(libc().unshare(flags), "unshare")
     except OSError as exc:
         # Some kernels refuse the PID or user namespace alone; try the network one by itself.
         prot.mark("namespaces", False, str(exc))
         try:
-            _check(libc().unshare(CLONE_NEWNET), "unshare(net)")
+            check_call(libc().unshare(CLONE_NEWNET), "unshare(net)")
             prot.mark("network_namespace", True)
         except OSError:
             prot.mark("network_namespace", False)
         return
-    prot.mark("network_namespace", True)
+    # Abstract unix sockets belong to the network namespace: check that this one really is new.
+    prot.mark("network_namespace", _namespace_id("net") != host_net)
+    prot.mark("ipc_namespace", True)
     if not root:
         try:
             _map_user_ns(uid, gid)
@@ -85,6 +96,13 @@ def unshare_namespaces(prot: Protections) -> None:
             prot.mark("namespaces", False, f"user namespace mapping refused: {exc}")
             return
     prot.mark("namespaces", True)
+
+
+def _namespace_id(kind: str) -> int | None:
+    try:
+        return os.stat(f"/proc/self/ns/{kind}").st_ino
+    except OSError:
+        return None
 
 
 def _map_user_ns(uid: int, gid: int) -> None:
@@ -101,9 +119,10 @@ def _map_user_ns(uid: int, gid: int) -> None:
     write("/proc/self/gid_map", f"{gid} {gid} 1")
 
 
-def _mount(src, target, fstype, flags, data=None) -> None:
+def mount(src, target, fstype, flags, data=None) -> None:
+    """mount(2) through libc; raises OSError naming the target."""
     enc = (lambda s: None if s is None else s.encode())
-    _check(libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+    check_call(libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
 def _is_within(path: str, parent: str) -> bool:
@@ -112,7 +131,7 @@ def _is_within(path: str, parent: str) -> bool:
 
 def _cover_file(path: str, prot: Protections) -> int:
     try:
-        _mount("/dev/null", path, None, MS_BIND)
+        mount("/dev/null", path, None, MS_BIND)
         return 1
     except OSError as exc:
         prot.notes.append(f"could not hide {path}: {exc.strerror}")
@@ -121,11 +140,11 @@ def _cover_file(path: str, prot: Protections) -> int:
 
 def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
     """An empty tmpfs over `path`; kept subtrees inside it are bound back read-only at their place."""
-    handles = _open_kept(inner_keep)
+    handles = open_paths(inner_keep)
     try:
-        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
         _bind_back(handles)
-        _mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        mount("tmpfs", path, "tmpfs", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
         return 1
     except OSError as exc:
         prot.notes.append(f"could not hide {path}: {exc.strerror}")
@@ -135,7 +154,7 @@ def _cover_dir(path: str, inner_keep: list[str], prot: Protections) -> int:
             os.close(fd)
 
 
-def _open_kept(paths: list[str]) -> list[tuple[str, int]]:
+def open_paths(paths: list[str]) -> list[tuple[str, int]]:
     """O_PATH handles: the kept subtrees stay reachable after a mount covers their parent."""
     handles = []
     for k in paths:
@@ -154,8 +173,8 @@ def _bind_back(handles: list[tuple[str, int]]) -> None:
         else:
             os.makedirs(os.path.dirname(k), mode=0o755, exist_ok=True)
             open(k, "a").close()
-        _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
-        _mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+        mount("none", k, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
 
 
 def hide_paths(hidden, keep, prot: Protections) -> int:
@@ -188,9 +207,9 @@ def private_scratch(prot: Protections, size_mb: int, keep=()) -> str | None:
     for d in SCRATCH_DIRS:
         if not os.path.isdir(d) or os.path.islink(d):
             continue
-        handles = _open_kept([k for k in keep if _is_within(k, d) and k != d])
+        handles = open_paths([k for k in keep if _is_within(k, d) and k != d])
         try:
-            _mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
+            mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
             _bind_back(handles)
             if d == "/tmp":
                 workdir = "/tmp/work"
@@ -206,7 +225,7 @@ def private_scratch(prot: Protections, size_mb: int, keep=()) -> str | None:
 def mount_private_root(prot: Protections) -> bool:
     """Stop mounts made here from propagating back to the host (must come before any other mount)."""
     try:
-        _mount("none", "/", None, MS_REC | MS_PRIVATE)
+        mount("none", "/", None, MS_REC | MS_PRIVATE)
         return True
     except OSError as exc:
         prot.mark("mount_namespace", False, str(exc))
@@ -216,7 +235,7 @@ def mount_private_root(prot: Protections) -> bool:
 def mount_proc(prot: Protections) -> None:
     """A /proc that shows only this PID namespace (the evaluating process becomes invisible)."""
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         prot.mark("private_proc", True)
     except OSError as exc:
         prot.mark("private_proc", False, exc.strerror)
@@ -247,6 +266,7 @@ def set_rlimits(limits: Limits, prot: Protections, count_nproc_from: int = 0, ma
         "rlimit_fsize": (resource.RLIMIT_FSIZE, (limits.file_mb * mib,) * 2),
         "rlimit_nofile": (resource.RLIMIT_NOFILE, (limits.open_files,) * 2),
         "rlimit_core": (resource.RLIMIT_CORE, (0, 0)),
+        "rlimit_msgqueue": (resource.RLIMIT_MSGQUEUE, (1 * mib,) * 2),  # POSIX queues live outside RLIMIT_AS
     }
     for name, (res, value) in wanted.items():
         try:

@@ -8,8 +8,9 @@ cache paths or the scorer, and the score is computed here from the recorded trac
 
 Walls (see README "Security model"): wall-clock timeout per run that kills the run's whole
 process tree, RLIMIT_CPU/AS/NPROC/FSIZE/NOFILE, capped output, whitelisted environment, fresh
-working directory per run; where the OS allows, new mount/PID/network namespaces, hidden
-project/data/home directories, private /tmp, an unprivileged uid per run and no capabilities.
+working directory per run; where the OS allows, new mount/PID/network/IPC namespaces, an
+allowlist root (only the Python installation, read-only; `root_fs.py`), a fresh keyring, a
+system-call filter (`syscall_filter.py`), an unprivileged uid per run and no capabilities.
 """
 
 from __future__ import annotations
