@@ -186,7 +186,9 @@ def test_weak_walls_are_named():
     from generator.evaluation.evaluate import weak_walls
 
     assert weak_walls({}) == []
-    assert weak_walls({w: True for w in ("network_namespace", "mount_namespace", "hidden_paths", "private_proc",
-                                         "unprivileged_user")}) == []
-    assert weak_walls({"network_namespace": False, "rlimit_cpu": True}) == [
-        "network_namespace", "mount_namespace", "hidden_paths", "private_proc", "unprivileged_user"]
+    main = ["network_namespace", "mount_namespace", "allowlist_root", "hidden_paths", "private_proc",
+            "unprivileged_user"]
+    assert weak_walls(dict.fromkeys(main, True)) == []
+    assert weak_walls({"network_namespace": False, "rlimit_cpu": True}) == main
+    # a root that fell back to covering paths is named, even though the covered paths held
+    assert weak_walls({**dict.fromkeys(main, True), "allowlist_root": False}) == ["allowlist_root"]

@@ -268,7 +268,10 @@ def format_fitness(name: str, fitness: Fitness) -> str:
     return "\n".join(lines)
 
 
-MAIN_WALLS = ("network_namespace", "mount_namespace", "hidden_paths", "private_proc", "unprivileged_user")
+# allowlist_root: where the kernel refuses pivot_root the run falls back to covering known paths, which
+# leaves the rest of the file system readable; the user should hear that.
+MAIN_WALLS = ("network_namespace", "mount_namespace", "allowlist_root", "hidden_paths", "private_proc",
+              "unprivileged_user")
 
 
 def weak_walls(held: dict) -> list[str]:
