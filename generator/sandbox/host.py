@@ -20,6 +20,7 @@ import pickle
 import selectors
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -54,27 +55,59 @@ class Host:
         self.owner = os.getpid()
         self.reusable = False
         self.ctl_buf = self.req_buf = b""
+        self.req = self.resp = None  # the run in progress's own channel (see _open_channel)
+        self.sel = None
         self.pids: dict = {}
         self._spawn()
 
     # ---------------------------------------------------------------- process management
     def _spawn(self) -> None:
-        ctl_down_r, self.ctl_down = os.pipe()
+        # Commands go down a unix socket: each run's own pipes travel with its "R" (SCM_RIGHTS).
+        self.ctl_sock, ctl_down_r = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ctl_down = self.ctl_sock.fileno()
         self.ctl_up, ctl_up_w = os.pipe()
-        self.req, req_w = os.pipe()
-        resp_r, self.resp = os.pipe()
         self.out, out_w = os.pipe()
-        child_fds = [ctl_down_r, ctl_up_w, req_w, resp_r]
+        child_fds = [ctl_down_r.fileno(), ctl_up_w]
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, *map(str, child_fds)], stdin=subprocess.DEVNULL,
                 stdout=out_w, stderr=out_w, pass_fds=child_fds, cwd=self.workdir,
                 env=child_env(self.workdir), start_new_session=True)
         finally:
-            for fd in child_fds + [out_w]:
+            ctl_down_r.close()
+            for fd in (ctl_up_w, out_w):
                 os.close(fd)
-        for fd in (self.resp, self.req, self.out):  # a child that never reads answers must not block us
+        os.set_blocking(self.out, False)
+
+    def _open_channel(self) -> tuple[int, int]:
+        """A fresh request and response pipe for the next run; returns the run's ends.
+
+        Nothing a run leaves behind (unread answers, half a frame, requests sent after it ended, an
+        end it handed to a process that outlived it) can reach the next run or the next candidate:
+        its pipes are closed when it ends, and the next run gets new ones."""
+        self._close_channel()
+        self.req, req_w = os.pipe()
+        resp_r, self.resp = os.pipe()
+        for fd in (self.req, self.resp):  # a run that never reads its answers must not block us
             os.set_blocking(fd, False)
+        self.sel.register(self.req, selectors.EVENT_READ)
+        return req_w, resp_r
+
+    def _close_channel(self) -> None:
+        """Close the finished run's pipes and forget its half-read frames."""
+        if self.req is not None and self.sel is not None:
+            try:
+                self.sel.unregister(self.req)
+            except (KeyError, ValueError):
+                pass
+        for fd in (self.req, self.resp):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.req = self.resp = None
+        self.req_buf = b""
 
     def alive(self) -> bool:
         return self.proc.poll() is None and self.owner == os.getpid()
@@ -111,7 +144,9 @@ class Host:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        for fd in (self.ctl_down, self.ctl_up, self.req, self.resp, self.out):
+        self._close_channel()
+        self.ctl_sock.close()
+        for fd in (self.ctl_up, self.out):
             try:
                 os.close(fd)
             except OSError:
@@ -134,8 +169,8 @@ class Host:
         self.ready = self.idle = self.host_gone = self.running = False
         self.deadline = self.t0 + self.cfg.startup_s
         self._send(self._payload())
-        sel = selectors.DefaultSelector()
-        for fd in (self.ctl_up, self.req, self.out):
+        self.sel = sel = selectors.DefaultSelector()
+        for fd in (self.ctl_up, self.out):
             sel.register(fd, selectors.EVENT_READ)
         error = None
         try:
@@ -147,7 +182,9 @@ class Host:
             self.kill()
             raise
         finally:
+            self._close_channel()
             sel.close()
+            self.sel = None
         if not self.idle:
             self.kill()
         self.reusable = self.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces")
@@ -252,7 +289,14 @@ class Host:
 
     def _next_run(self) -> None:
         self.running = True
-        self._command(b"R")
+        run_ends = self._open_channel()
+        try:
+            socket.send_fds(self.ctl_sock, [b"R"], list(run_ends))
+        except OSError:
+            pass  # the host died; the loop reports it
+        finally:
+            for fd in run_ends:
+                os.close(fd)
         self.deadline = time.monotonic() + self.cfg.timeout_s
 
     # ---------------------------------------------------------------- requests from the run
@@ -261,6 +305,8 @@ class Host:
             pass
 
     def _on_request(self) -> bool:
+        if self.req is None:
+            return False
         try:
             data = os.read(self.req, 65536)
         except BlockingIOError:
@@ -278,6 +324,10 @@ class Host:
             if kind == b"E":
                 self._answer_row(arg)
                 pos += FRAME.size
+            elif kind == b"L":
+                self._require_run()
+                self.oracle.calls += 1  # a revisit or invalid configuration, answered in the run: free, counted
+                pos += FRAME.size
             elif kind == b"J":
                 if not 0 <= arg <= MAX_JSON:
                     raise _Violation("oversized message")
@@ -286,8 +336,7 @@ class Host:
                 self._on_json(buf[pos + FRAME.size:pos + FRAME.size + arg])
                 pos += FRAME.size + arg
             elif kind == b"D":
-                self._require_run().update(done=True)
-                self.oracle.calls += max(0, arg)  # revisits/invalid answered in the child: free, counted
+                self._require_run().update(done=True)  # its number is the run's claim: not a figure we record
                 pos += FRAME.size
             else:
                 raise _Violation(f"unknown message type {kind!r}")
@@ -325,7 +374,7 @@ class Host:
         try:
             msg = json.loads(raw)
             kind = msg["t"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: JSON nested thousands deep
             raise _Violation("malformed message") from None
         if kind == "start":
             if self.run_state or msg.get("k") != self.k:
@@ -362,6 +411,7 @@ class Host:
         if "pidfd" in self.pids:
             os.close(self.pids["pidfd"])
         self.run_state, self.oracle, self.pids = {}, None, {}
+        self._close_channel()
 
     def _end_spent_run(self) -> bool:
         """At the deadline: end a run whose budget is spent but which has not returned, or (cut_slow_runs)
