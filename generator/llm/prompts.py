@@ -168,13 +168,17 @@ def extract_reply(text: str | None, finish_reason: str | None = None) -> Reply:
 
 def normalise_code(code: str) -> str:
     """Code with comments, docstrings and layout removed, for spotting duplicates."""
+    plain = "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
     try:
         tree = ast.parse(code)
-    except SyntaxError:
-        return "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply
+        return plain
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
-    return ast.unparse(tree)
+    try:
+        return ast.unparse(tree)
+    except RecursionError:  # parses, but too deep for ast.unparse
+        return plain

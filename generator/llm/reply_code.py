@@ -23,6 +23,8 @@ PYTHON_TAGS = ("", "python", "python3", "py", "py3", "python2", "ipython", "pyco
 _CODE_START = re.compile(r"^(import \w|from [\w.]+ import |class \w|def \w|async def \w|@\w)")
 _COMPOUND = re.compile(r"^(class|def|async def|if|elif|else|for|while|with|try|except|finally|match|case)\b.*:\s*(#.*)?$")
 _CLOSING = re.compile(r"^[\])}]")
+# what ast.parse raises on text that is not Python; RecursionError and MemoryError: nested too deeply
+_NOT_PYTHON = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ def parses(code: str) -> bool:
     try:
         ast.parse(code)
         return True
-    except (SyntaxError, ValueError):
+    except _NOT_PYTHON:
         return False
 
 
@@ -51,7 +53,7 @@ def has_optimizer_class(code: str) -> bool:
     """A top-level class that defines __call__ (what the static checks look for)."""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except _NOT_PYTHON:
         return bool(re.search(r"^class \w+", code, re.M)) and "def __call__" in code
     return any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__"
                                                    for b in n.body) for n in tree.body)
@@ -73,7 +75,7 @@ def _is_prose(line: str) -> bool:
     try:
         ast.parse(line)
         return line.rstrip().endswith((".", "!", "?")) and " " in line.strip() and not line.rstrip().endswith("...")
-    except SyntaxError:
+    except _NOT_PYTHON:
         return True
 
 
@@ -161,6 +163,8 @@ def _looks_cut(code: str) -> bool:
     """The syntax error is at the very end: an unclosed bracket, block or string (not a typo inside)."""
     try:
         ast.parse(code)
+        return False
+    except (RecursionError, MemoryError):
         return False
     except SyntaxError as exc:
         last = len(code.rstrip().split("\n"))
