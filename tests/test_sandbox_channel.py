@@ -10,6 +10,7 @@ import json
 import os
 import struct
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,82 @@ class Claims:
     outcome = run_job(Job(src, "Claims", {}, [conv_task], [budget_for(conv_task)], runs, CONFIG))
     assert outcome.error is None, outcome.error
     assert outcome.runs[0].trace.fevals == 2 and outcome.runs[0].trace.rows.size == 1
+
+
+# ------------------------------------------------------------------ 12: func from several threads
+
+class _FakeEvaluator(threading.Thread):
+    """Answers each request on the pipe with value = 2 * row, like the evaluator would, slowly."""
+
+    def __init__(self, req_r: int, resp_w: int, stop_after: int):
+        super().__init__(daemon=True)
+        self.req_r, self.resp_w, self.stop_after, self.requests = req_r, resp_w, stop_after, 0
+
+    def run(self):
+        from generator.sandbox.streams import ANSWER, FRAME, read_exact
+
+        while True:
+            try:
+                kind, row = FRAME.unpack(read_exact(self.req_r, FRAME.size))
+            except (EOFError, OSError):
+                return
+            if kind != b"E":
+                continue
+            self.requests += 1
+            stop = self.requests > self.stop_after
+            time.sleep(0.0005)  # lets another thread's request overtake this answer if it can
+            os.write(self.resp_w, ANSWER.pack(b"S" if stop else b"V", 2.0 * row, min(1.0, self.requests / 50)))
+
+
+def test_func_answers_each_thread_its_own_value():
+    """Item 12: eight threads calling func at once each get the value of their own configuration,
+    and once the evaluator said stop, every thread gets StopCriterionReached without a request."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from generator.sandbox.candidate_names import StopCriterionReached
+    from generator.sandbox.candidate_run import CostFunction
+
+    class Space:
+        def row_of(self, config):
+            return config[0] if 0 <= config[0] < 1000 else None
+
+    req_r, req_w = os.pipe()
+    resp_r, resp_w = os.pipe()
+    evaluator = _FakeEvaluator(req_r, resp_w, stop_after=200)
+    evaluator.start()
+    func = CostFunction(Space(), req_w, resp_r)
+    with ThreadPoolExecutor(8) as pool:
+        rows = list(range(200))
+        assert list(pool.map(lambda r: func((r,)), rows)) == [2.0 * r for r in rows]
+        assert list(pool.map(lambda r: func((r,)), rows[:50])) == [2.0 * r for r in rows[:50]]  # revisits
+        with pytest.raises(StopCriterionReached):
+            func((500,))
+        asked = evaluator.requests
+        together = threading.Barrier(8)  # one call per pool thread (a told thread calling again ends the run)
+
+        def call_once(i):
+            together.wait()
+            return func((600 + i,))
+
+        futures = [pool.submit(call_once, i) for i in range(8)]
+        assert all(isinstance(f.exception(), StopCriterionReached) for f in futures)
+    assert evaluator.requests == asked  # raised locally: no request after the stop
+    for fd in (req_w, resp_w, req_r, resp_r):
+        os.close(fd)
+
+
+def test_threaded_population_search_is_scored_and_reproducible(conv_task):
+    """Item 12: a ThreadPoolExecutor(8) population search is never killed for it; every repeat uses
+    its budget (no run is cut short by another's leftovers); the same seed gives the same evaluations
+    up to the order within the last batch."""
+    source = _hostile("threaded_population")
+    config = SandboxConfig(timeout_s=20.0, startup_s=120)
+    runs = [(0, r, run_seed(s, r)) for s in range(4) for r in range(2)]
+    job = lambda: Job(source, "ThreadedPopulation", {}, [conv_task], [budget_for(conv_task)], runs, config)  # noqa: E731
+    first, second = run_job(job()), run_job(job())
+    for outcome in (first, second):
+        assert outcome.error is None, outcome.error
+        assert all(r.trace is not None and r.trace.rows.size > 20 for r in outcome.runs)
+    for a, b in zip(first.runs, second.runs):  # batches of 16: only the last one's order may differ
+        assert len(set(a.trace.rows.tolist()) ^ set(b.trace.rows.tolist())) <= 2 * 16
+        assert set(a.trace.rows[:16].tolist()) == set(b.trace.rows[:16].tolist())
