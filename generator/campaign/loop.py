@@ -18,7 +18,7 @@ from pathlib import Path
 from generator.archive import Archive, Candidate
 from generator.config import (CampaignConfig, ConfigError, blocking_changes, check_budget, load_config, parse_config,
                               with_legacy_values)
-from generator.errors import TunesmithError
+from generator.errors import TunesmithError, printable
 from generator.campaign.evolution import Evolution, Plan
 from generator.llm.client import LLMClient, StopCampaign, Usage
 from generator.llm.prompts import ParentView
@@ -323,7 +323,7 @@ def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
     lines = [f"  {'rank':>4} {'id':6} {'score':>7}  " + "  ".join(f"{t[:22]:>22}" for t in tasks) + "  operator  description"]
     for rank, c in enumerate(board[:k], 1):
         per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
-        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {c.description[:60]}")
+        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {printable(c.description[:60], newlines=False)}")
     return lines
 
 
@@ -343,7 +343,7 @@ P_REMINDER = ("P (the auto-tuning methodology's score, per task): 1 = finds the 
 
 def format_summary(s: Summary) -> str:
     """The end-of-campaign report: state, leaderboard, best file, cost and tokens."""
-    lines = [f"campaign {s.state}: {s.reason}", f"run directory: {s.run_dir}",
+    lines = [f"campaign {s.state}: {printable(s.reason, newlines=False)}", f"run directory: {s.run_dir}",
              f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
     lines += _leaderboard_lines(s.leaderboard)
     best = s.leaderboard[0] if s.leaderboard else None
@@ -380,7 +380,7 @@ def format_status(run_dir, k: int = 10) -> str:
     for ex in archive.exchanges():
         usage.add(ex)
     lines = [f"run: {archive.run_dir} ({archive.config.get('name', '')})",
-             f"state: {status.get('state', 'unknown')}" + (f" -- {status['reason']}" if status.get("reason") else ""),
+             f"state: {status.get('state', 'unknown')}" + (f" -- {printable(status['reason'], newlines=False)}" if status.get("reason") else ""),
              f"candidates: {len(cands)} of {budget} generated, {len(failed)} failed"
              + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
              + f", {dupes} duplicates, {len(archive.generations())} generations done",

@@ -17,6 +17,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from generator.errors import printable
+
 _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*$")
 PYTHON_TAGS = ("", "python", "python3", "py", "py3", "python2", "ipython", "pycon")
 # where code starts in unfenced text: an import, a class, a function, a decorator
@@ -179,12 +181,12 @@ def description(text: str, found: Found) -> str:
             continue
         line = re.sub(r"\*\*|`", "", re.sub(r"^[#\s]+", "", line)).strip().strip("*").strip()
         if line:
-            return line[:300]
+            return printable(line[:300], newlines=False)  # an LLM wrote it: no terminal escapes
     for line in (found.code or "").splitlines():
         s = line.strip()
         text = re.sub(r"^[#\s]+", "", s)
         if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and text:
-            return text[:300]
+            return printable(text[:300], newlines=False)
     m = re.search(r"^class (\w+)", found.code or "", re.M)
     return m.group(1) if m else ""
 
