@@ -104,17 +104,35 @@ import struct
 
 class Claims:
     def __call__(self, func, searchspace):
-        cfg = searchspace.get_random_sample(1)[0]
-        func(cfg)
-        func(cfg)  # a revisit: answered in the run, counted by the evaluator
+        first, second = searchspace.get_random_sample(2)
+        func(first)
+        func(first)  # a revisit: answered in the run, counted by the evaluator (told with the next request)
+        func(second)
         os.write(func._req, struct.pack("<ci", b"D", 2**31 - 1))
         os._exit(0)
 '''
     runs = [(0, 0, run_seed(0, 0))]
     outcome = run_job(Job(src, "Claims", {}, [conv_task], [budget_for(conv_task)], runs, CONFIG))
     assert outcome.error is None, outcome.error
-    assert outcome.runs[0].trace.fevals == 2 and outcome.runs[0].trace.rows.size == 1
+    assert outcome.runs[0].trace.fevals == 3 and outcome.runs[0].trace.rows.size == 2
 
+
+
+def test_calls_answered_in_the_run_are_all_counted(conv_task):
+    """Item 15: revisits and invalid configurations travel in batches; every one is counted once."""
+    src = """
+class Revisits:
+    def __call__(self, func, searchspace):
+        cfg = searchspace.get_random_sample(1)[0]
+        for _ in range(1000):
+            func(cfg)
+        for _ in range(10):
+            func(tuple(-1 for _ in cfg))
+"""
+    runs = [(0, 0, run_seed(0, 0))]
+    outcome = run_job(Job(src, "Revisits", {}, [conv_task], [budget_for(conv_task)], runs, CONFIG))
+    assert outcome.error is None, outcome.error
+    assert outcome.runs[0].trace.fevals == 1010 and outcome.runs[0].trace.rows.size == 1
 
 # ------------------------------------------------------------------ 12: func from several threads
 

@@ -58,6 +58,7 @@ class CostFunction:
         self._lock = threading.RLock()
         self._stopped = False
         self._told: set[int] = set()  # threads that have received StopCriterionReached
+        self._pending = 0  # calls answered here that the evaluator has not been told of yet
         self.budget_spent_fraction = 0.0
 
     def __call__(self, config, check_restrictions=True):
@@ -71,13 +72,13 @@ class CostFunction:
             if self._stopped:
                 self._raise_stop()
             if row is None:  # outside the space: float max, free (Kernel Tuner's InvalidConfig)
-                os.write(self._req, _LOCAL_CALL)
+                self._local_call()
                 return sys.float_info.max
             value = self._seen.get(row)
             if value is not None:
-                os.write(self._req, _LOCAL_CALL)
+                self._local_call()
                 return value
-            os.write(self._req, FRAME.pack(b"E", row))
+            os.write(self._req, self._told_calls() + FRAME.pack(b"E", row))
             kind, value, fraction = ANSWER.unpack(read_exact(self._resp, ANSWER.size))
             self.budget_spent_fraction = fraction
             if kind == b"S":
@@ -104,7 +105,18 @@ class CostFunction:
     def finish(self) -> None:
         """End the run as finished: no request of any thread can follow the "done" frame."""
         self.hold()
-        _finish(self._req)
+        _finish(self._req, self._told_calls())
+
+    def _local_call(self) -> None:
+        # The evaluator counts one frame per call answered here; they travel in batches (one
+        # write per LOCAL_BATCH calls, or with the next request) so that a revisit stays cheap.
+        self._pending += 1
+        if self._pending >= LOCAL_BATCH:
+            os.write(self._req, self._told_calls())
+
+    def _told_calls(self) -> bytes:
+        frames, self._pending = _LOCAL_CALL * self._pending, 0
+        return frames
 
     def hold(self) -> None:
         """Take the channel for good (the run is ending): other threads' requests wait until the exit."""
@@ -112,6 +124,7 @@ class CostFunction:
 
 
 _LOCAL_CALL = FRAME.pack(b"L", 0)
+LOCAL_BATCH = 256
 
 
 # ----------------------------------------------------------------------------------- errors
@@ -204,10 +217,10 @@ def _flush() -> None:
             pass
 
 
-def _finish(req_fd: int) -> None:
+def _finish(req_fd: int, told_calls: bytes = b"") -> None:
     _flush()
     try:
-        os.write(req_fd, FRAME.pack(b"D", 0))
+        os.write(req_fd, told_calls + FRAME.pack(b"D", 0))
     except BaseException:
         pass
     os._exit(0)  # do not wait for threads the candidate left running
