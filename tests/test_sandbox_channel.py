@@ -20,6 +20,7 @@ from generator.sandbox import Job, SandboxConfig, run_job
 from generator.sandbox.pool import close_pool
 from generator.evaluation.runs import run_seed
 from generator.scoring.score import budget_for
+from test_campaign import make_config, server  # noqa: F401 (fixtures: a fake LLM server, a campaign file)
 
 HOSTILE = Path(__file__).parent / "hostile"
 CONFIG = SandboxConfig(timeout_s=3.0, memory_mb=256, startup_s=120)
@@ -211,3 +212,17 @@ def test_threaded_population_search_is_scored_and_reproducible(conv_task):
     for a, b in zip(first.runs, second.runs):  # batches of 16: only the last one's order may differ
         assert len(set(a.trace.rows.tolist()) ^ set(b.trace.rows.tolist())) <= 2 * 16
         assert set(a.trace.rows[:16].tolist()) == set(b.trace.rows[:16].tolist())
+
+
+def test_campaign_goes_on_after_a_deeply_nested_frame(server, make_config):  # noqa: F811
+    """Item 7: in a campaign (real sandbox), the candidate that sends JSON nested 100,000 deep fails
+    as `killed`; the run finishes, so a resume has nothing to replay into a crash."""
+    from generator.archive import Archive
+    from generator.campaign.loop import run_campaign
+
+    cfg = make_config(server, budget=2, concurrency=1)
+    server.push(("reply", f"# Deep JSON frame\n```python\n{_hostile('deep_json')}```\n"))
+    summary = run_campaign(cfg, progress=False)
+    assert summary.state == "finished" and summary.candidates == 2
+    first = Archive.open(cfg.parent / "run").candidates()[0]
+    assert first.error["kind"] == "killed" and "malformed" in first.error["message"]
