@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from fake_llm_server import FakeLLMServer  # noqa: F401 (the campaign fixtures below need it)
 from generator.archive import Archive
 from generator.campaign.loop import run_campaign
 from generator.campaign.novelty import Shape
@@ -18,7 +17,7 @@ from generator.sandbox.checks import inspect_source
 from generator.evaluation.evaluate import evaluate_source
 from generator.sandbox import SandboxConfig
 from generator.scoring.fitness import MAX_LINE, MAX_MESSAGE, MAX_TRACEBACK, CandidateError, Fitness, TaskFitness
-from test_campaign import fake_evaluate, make_config, reply_for, server  # noqa: F401 (fixtures)
+from test_campaign import fake_evaluate, make_config, server  # noqa: F401 (fixtures: a fake LLM server, a campaign file)
 
 DEEP = 3000  # unary minus signs: compile() and ast.parse() raise RecursionError
 NESTED = 1000  # parses and compiles, but recursive visitors (ast.unparse, NodeVisitor) fail

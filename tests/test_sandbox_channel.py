@@ -1,14 +1,12 @@
 """Issue 23, the channel between the evaluator and a candidate's run: nothing of one run reaches the
 next run or the next candidate, malformed frames fail only their candidate, figures come from the
-evaluator's records, text from a candidate is capped and escaped, `func` is safe from any thread.
+evaluator's records, `func` is safe from any thread (items 3, 5, 6, 7, 12, 15, 16).
 
 The hostile candidates live in tests/hostile/ (test_hostile.py also runs each once)."""
 
 from __future__ import annotations
 
-import json
 import os
-import struct
 import threading
 import time
 from pathlib import Path
