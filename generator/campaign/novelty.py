@@ -144,12 +144,12 @@ class Shape:
             return None
         try:
             tree = ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError):
+            tree = _Normaliser(_bound_names(tree)).visit(tree)
+            fingerprint = hashlib.sha256(ast.dump(tree, annotate_fields=False).encode()).hexdigest()[:16]
+            tokens: list[str] = []
+            _tokens(tree, tokens)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply
             return None
-        tree = _Normaliser(_bound_names(tree)).visit(tree)
-        fingerprint = hashlib.sha256(ast.dump(tree, annotate_fields=False).encode()).hexdigest()[:16]
-        tokens: list[str] = []
-        _tokens(tree, tokens)
         grams = Counter(tuple(tokens[i:i + Q]) for i in range(max(1, len(tokens) - Q + 1)))
         return cls(fingerprint, grams, len(tokens))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
+from generator.errors import printable
 from generator.llm.client import Usage
 
 
@@ -36,7 +37,7 @@ def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
     lines = [f"  {'rank':>4} {'id':6} {'score':>7}  " + "  ".join(f"{t[:22]:>22}" for t in tasks) + "  operator  description"]
     for rank, c in enumerate(board[:k], 1):
         per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
-        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {c.description[:60]}")
+        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {printable(c.description[:60], newlines=False)}")
     return lines
 
 
@@ -56,7 +57,7 @@ P_REMINDER = ("P (the auto-tuning methodology's score, per task): 1 = finds the 
 
 def format_summary(s: Summary) -> str:
     """The end-of-campaign report: state, leaderboard, best file, cost and tokens."""
-    lines = [f"campaign {s.state}: {s.reason}", f"run directory: {s.run_dir}",
+    lines = [f"campaign {s.state}: {printable(s.reason, newlines=False)}", f"run directory: {s.run_dir}",
              f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
     lines += _leaderboard_lines(s.leaderboard)
     best = s.leaderboard[0] if s.leaderboard else None
@@ -119,6 +120,7 @@ def _state_line(run_dir, status: dict) -> str:
 
     held = holder(run_dir)
     state, reason = status.get("state"), status.get("reason")
+    reason = printable(reason, newlines=False) if reason else reason  # it may quote what a candidate wrote
     if held is not None and state in (None, "running"):
         return f"state: running -- {held}"
     if held is not None:  # e.g. `hpo` tuning a finished run

@@ -13,7 +13,7 @@ from concurrent.futures import FIRST_EXCEPTION, wait
 import numpy as np
 
 from generator.sandbox.checks import check_source, inspect_source
-from generator.errors import TunesmithError
+from generator.errors import TunesmithError, printable
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
 from generator.tasks.cache import Task
@@ -128,7 +128,7 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
         meta["runs_cut_at_time_limit"] = cut
     if error is not None:
         out = next((o.output for o in outcomes if o is not None and o.error is not None), "")
-        meta["output"] = out[-4000:]
+        meta["output"] = printable(out[-4000:])  # the run's own words: no terminal escapes
         return Fitness(None, {}, 0.0, error, meta)
     per_task = {}
     for ti, task in enumerate(tasks):

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
 
 from generator.errors import TunesmithError
+from generator.scoring.fitness import CandidateError
 
 BUILTIN_TEMPLATES = Path(__file__).resolve().parents[2] / "prompts"
 OPERATORS = ("new", "refine", "simplify", "fix")
@@ -136,10 +138,7 @@ class PromptBuilder:
         if parents:
             parts.append(self._render("parents", parents=list(parents)))
         if error:
-            err = {"kind": error.get("kind", "error"), "message": error.get("message", ""),
-                   "line": error.get("line"), "lineno": error.get("lineno"), "task": error.get("task"),
-                   "traceback": _tail(error.get("traceback") or "", 25)}
-            parts.append(self._render("error", error=err))
+            parts.append(self._render("error", error=quoted_error(error)))
         if operator == "new" and existing:
             parts.append(self._render("existing", existing=list(existing)[: self.cfg.max_existing]))
         if copied is not None:  # its code is shown unless it is a parent, whose code is shown already
@@ -148,6 +147,17 @@ class PromptBuilder:
         parts.append(self._render(f"op_{operator}", existing=bool(existing)))
         user = "\n\n".join(p for p in parts if p)
         return [{"role": "system", "content": fixed["role"]}, {"role": "user", "content": user + "\n"}]
+
+
+def quoted_error(error: dict) -> dict:
+    """A recorded error as the fix prompt quotes it: every field the run could write capped and escaped
+    (also in records from before the caps), the traceback in a fence that its own text cannot close."""
+    e = CandidateError("exception", str(error.get("message", "")), _tail(str(error.get("traceback") or ""), 25),
+                       error.get("line"), error.get("lineno"), error.get("task"))
+    kind = str(error.get("kind", "error"))
+    longest = max((len(run) for run in re.findall(r"`+", e.traceback)), default=0)
+    return {"kind": kind if re.fullmatch(r"\w{1,20}", kind) else "error", "message": e.message, "line": e.line,
+            "lineno": e.lineno, "task": e.task, "traceback": e.traceback, "fence": "`" * max(3, longest + 1)}
 
 
 def _tail(text: str, n: int) -> str:
@@ -168,13 +178,17 @@ def extract_reply(text: str | None, finish_reason: str | None = None) -> Reply:
 
 def normalise_code(code: str) -> str:
     """Code with comments, docstrings and layout removed, for spotting duplicates."""
+    plain = "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
     try:
         tree = ast.parse(code)
-    except SyntaxError:
-        return "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply
+        return plain
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
-    return ast.unparse(tree)
+    try:
+        return ast.unparse(tree)
+    except RecursionError:  # parses, but too deep for ast.unparse
+        return plain

@@ -17,12 +17,16 @@ import ast
 import re
 from dataclasses import dataclass
 
+from generator.errors import printable
+
 _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*$")
 PYTHON_TAGS = ("", "python", "python3", "py", "py3", "python2", "ipython", "pycon")
 # where code starts in unfenced text: an import, a class, a function, a decorator
 _CODE_START = re.compile(r"^(import \w|from [\w.]+ import |class \w|def \w|async def \w|@\w)")
 _COMPOUND = re.compile(r"^(class|def|async def|if|elif|else|for|while|with|try|except|finally|match|case)\b.*:\s*(#.*)?$")
 _CLOSING = re.compile(r"^[\])}]")
+# what ast.parse raises on text that is not Python; RecursionError and MemoryError: nested too deeply
+_NOT_PYTHON = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ def parses(code: str) -> bool:
     try:
         ast.parse(code)
         return True
-    except (SyntaxError, ValueError):
+    except _NOT_PYTHON:
         return False
 
 
@@ -51,7 +55,7 @@ def has_optimizer_class(code: str) -> bool:
     """A top-level class that defines __call__ (what the static checks look for)."""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except _NOT_PYTHON:
         return bool(re.search(r"^class \w+", code, re.M)) and "def __call__" in code
     return any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__"
                                                    for b in n.body) for n in tree.body)
@@ -73,7 +77,7 @@ def _is_prose(line: str) -> bool:
     try:
         ast.parse(line)
         return line.rstrip().endswith((".", "!", "?")) and " " in line.strip() and not line.rstrip().endswith("...")
-    except SyntaxError:
+    except _NOT_PYTHON:
         return True
 
 
@@ -162,6 +166,8 @@ def _looks_cut(code: str) -> bool:
     try:
         ast.parse(code)
         return False
+    except (RecursionError, MemoryError):
+        return False
     except SyntaxError as exc:
         last = len(code.rstrip().split("\n"))
         return (exc.lineno or 0) >= last - 1 or "was never closed" in str(exc.msg) or "EOF" in str(exc.msg)
@@ -175,12 +181,12 @@ def description(text: str, found: Found) -> str:
             continue
         line = re.sub(r"\*\*|`", "", re.sub(r"^[#\s]+", "", line)).strip().strip("*").strip()
         if line:
-            return line[:300]
+            return printable(line[:300], newlines=False)  # an LLM wrote it: no terminal escapes
     for line in (found.code or "").splitlines():
         s = line.strip()
         text = re.sub(r"^[#\s]+", "", s)
         if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and text:
-            return text[:300]
+            return printable(text[:300], newlines=False)
     m = re.search(r"^class (\w+)", found.code or "", re.M)
     return m.group(1) if m else ""
 

@@ -120,7 +120,7 @@ def preimports(source: str, limit: int = 8) -> list[str]:
     """The PREIMPORTABLE modules the source imports (e.g. ["scipy.optimize"]); [] if it does not parse."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found = []
     for node in ast.walk(tree):

@@ -10,6 +10,7 @@ import linecache
 import os
 import random
 import sys
+import threading
 import traceback
 import types
 
@@ -41,49 +42,89 @@ class CostFunction:
     Kernel Tuner's CostFunc semantics, as the Oracle implements them, decide what needs the
     evaluator: only the first evaluation of a valid configuration (it is charged and recorded).
     A revisit returns the value this run already received, and a configuration outside the space
-    costs float max; both are free in the budget, so they are answered here without a round trip
-    (counted, and the count is reported when the run ends). Once the evaluator has said "stop",
-    every call raises at once.
+    costs float max; both are free in the budget, so they are answered here and the evaluator is
+    only told that a call happened (it counts the calls itself).
+
+    Safe to call from any thread of the candidate (LLMs write ThreadPoolExecutor searches): one
+    request is on the wire at a time, so every answer reaches the thread that asked. Once the
+    evaluator has said "stop", every thread gets StopCriterionReached here, without a request; a
+    thread that was told and calls again ends the run as finished.
     """
 
     def __init__(self, space, req_fd: int, resp_fd: int, rows: dict | None = None):
         self._space, self._req, self._resp = space, req_fd, resp_fd
         self._rows = rows if rows is not None else {}  # config tuple -> row, built once per host
         self._seen: dict[int, float] = {}  # values this run has been told already
+        self._lock = threading.RLock()
         self._stopped = False
-        self.local_calls = 0
+        self._told: set[int] = set()  # threads that have received StopCriterionReached
+        self._pending = 0  # calls answered here that the evaluator has not been told of yet
         self.budget_spent_fraction = 0.0
 
     def __call__(self, config, check_restrictions=True):
         if self._stopped:
-            # It caught StopCriterionReached and called again: the budget is spent and nothing it
-            # does now can count, so the run ends here, as finished (a loop that swallows the stop
-            # would otherwise spin until the wall-clock limit and fail as a timeout).
-            _finish(self._req, self.local_calls)
+            self._raise_stop()
         config = tuple(config)
         row = self._rows.get(config)
         if row is None:
             row = self._space.row_of(config)
-        if row is None:  # outside the space: float max, free (Kernel Tuner's InvalidConfig)
-            self.local_calls += 1
-            return sys.float_info.max
-        value = self._seen.get(row)
-        if value is not None:
-            self.local_calls += 1
+        with self._lock:
+            if self._stopped:
+                self._raise_stop()
+            if row is None:  # outside the space: float max, free (Kernel Tuner's InvalidConfig)
+                self._local_call()
+                return sys.float_info.max
+            value = self._seen.get(row)
+            if value is not None:
+                self._local_call()
+                return value
+            os.write(self._req, self._told_calls() + FRAME.pack(b"E", row))
+            kind, value, fraction = ANSWER.unpack(read_exact(self._resp, ANSWER.size))
+            self.budget_spent_fraction = fraction
+            if kind == b"S":
+                self._stopped = True
+                self._raise_stop()
+            self._seen[row] = value
             return value
-        os.write(self._req, FRAME.pack(b"E", row))
-        kind, value, fraction = ANSWER.unpack(read_exact(self._resp, ANSWER.size))
-        self.budget_spent_fraction = fraction
-        if kind == b"S":
-            self._stopped = True
-            raise stop_class()("budget spent")
-        self._seen[row] = value
-        return value
 
     eval = __call__
 
     def eval_all(self, configs, check_restrictions=True):
         return [self(c) for c in configs]
+
+    def _raise_stop(self):
+        me = threading.get_ident()
+        if me in self._told:
+            # This thread caught StopCriterionReached and called again: the budget is spent and
+            # nothing it does now can count, so the run ends here, as finished (a loop that
+            # swallows the stop would otherwise spin until the wall-clock limit and fail as a timeout).
+            self.finish()
+        self._told.add(me)
+        raise stop_class()("budget spent")
+
+    def finish(self) -> None:
+        """End the run as finished: no request of any thread can follow the "done" frame."""
+        self.hold()
+        _finish(self._req, self._told_calls())
+
+    def _local_call(self) -> None:
+        # The evaluator counts one frame per call answered here; they travel in batches (one
+        # write per LOCAL_BATCH calls, or with the next request) so that a revisit stays cheap.
+        self._pending += 1
+        if self._pending >= LOCAL_BATCH:
+            os.write(self._req, self._told_calls())
+
+    def _told_calls(self) -> bytes:
+        frames, self._pending = _LOCAL_CALL * self._pending, 0
+        return frames
+
+    def hold(self) -> None:
+        """Take the channel for good (the run is ending): other threads' requests wait until the exit."""
+        self._lock.acquire(timeout=2.0)  # a thread waiting for its answer gets it first
+
+
+_LOCAL_CALL = FRAME.pack(b"L", 0)
+LOCAL_BATCH = 256
 
 
 # ----------------------------------------------------------------------------------- errors
@@ -144,14 +185,15 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
         optimizer(func, space)
     except BaseException as exc:  # noqa: BLE001 - everything the candidate does wrong is reported
         if _is_stop(exc):
-            _finish(req_fd, func.local_calls)  # the budget ended the run, as in Kernel Tuner's OptAlgWrapper
+            func.finish()  # the budget ended the run, as in Kernel Tuner's OptAlgWrapper
         _flush()
+        func.hold()  # the error frame must not interleave with another thread's request
         try:
             send_json(req_fd, describe_error(exc, stage, lines, job["limits"].memory_mb))
         except BaseException:
             pass
         os._exit(0)
-    _finish(req_fd, func.local_calls)
+    func.finish()
 
 
 def candidate_names() -> dict:
@@ -175,10 +217,10 @@ def _flush() -> None:
             pass
 
 
-def _finish(req_fd: int, local_calls: int) -> None:
+def _finish(req_fd: int, told_calls: bytes = b"") -> None:
     _flush()
     try:
-        os.write(req_fd, FRAME.pack(b"D", min(int(local_calls), 2**31 - 1)))
+        os.write(req_fd, told_calls + FRAME.pack(b"D", 0))
     except BaseException:
         pass
     os._exit(0)  # do not wait for threads the candidate left running

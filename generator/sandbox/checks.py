@@ -46,6 +46,9 @@ def inspect_source(source: str) -> OptimizerInterface | CandidateError:
         return CandidateError("syntax", f"SyntaxError: {exc.msg}{hint}", line=text, lineno=lineno)
     except (ValueError, TypeError) as exc:  # e.g. null bytes in the source
         return CandidateError("syntax", f"{type(exc).__name__}: {exc}")
+    except (RecursionError, MemoryError) as exc:  # e.g. thousands of unary minus signs on one line
+        return CandidateError("syntax", f"the code is nested too deeply to compile ({type(exc).__name__}: {exc}); "
+                                        "write flatter expressions")
     try:
         return _interface(tree)
     except _Fail as fail:
@@ -129,7 +132,7 @@ def _hyperparameters(cls: ast.ClassDef) -> dict:
         return {}
     try:
         hps = ast.literal_eval(node.value)
-    except (ValueError, SyntaxError, TypeError):
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         raise _Fail("interface", "hyperparameters must be a literal dict (no names or calls): "
                                  "{'name': {'type': 'int', 'low': 1, 'high': 10, 'default': 4}}", node) from None
     if not isinstance(hps, dict):

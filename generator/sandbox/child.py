@@ -154,7 +154,7 @@ def main() -> None:
     Between jobs and during runs the host watches its command pipe: end of file means the
     evaluating process is gone, and the host kills the run in progress and exits.
     """
-    ctl_in, ctl_out, req, resp = (int(a) for a in sys.argv[1:5])
+    ctl_in, ctl_out = (int(a) for a in sys.argv[1:3])
     from generator.sandbox import isolation as iso
 
     iso.set_dumpable(False)
@@ -181,11 +181,26 @@ def main() -> None:
         job["rows"] = {i: rows for i, (_, rows) in mine.items()}
         send_json(ctl_out, {"t": "ready"})
         for k, (ti, _repeat, _seed) in enumerate(job["runs"]):
-            if _read_or_exit(ctl_in, 1) != b"R":
+            command, channel = _read_command(ctl_in)
+            if command != b"R" or len(channel) != 2:
                 break  # "A": the candidate failed, skip its other runs
-            status, guard = _run_guarded(job, k, mine[ti][0], {"req": req, "resp": resp}, ctl_in, ctl_out)
+            status, guard = _run_guarded(job, k, mine[ti][0], {"req": channel[0], "resp": channel[1]}, ctl_in, ctl_out)
             send_json(ctl_out, {"t": "exited", "k": k, "status": status})
         send_json(ctl_out, {"t": "idle"})
+
+
+def _read_command(fd: int) -> tuple[bytes, list[int]]:
+    """The evaluator's next command and, with "R", the run's own request and response pipe ends."""
+    import socket
+
+    try:
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            data, fds, _, _ = socket.recv_fds(sock, 1, 2)
+    except OSError:
+        os._exit(0)
+    if not data:
+        os._exit(0)  # the evaluating process is gone
+    return data, fds
 
 
 def _read_or_exit(fd: int, n: int) -> bytes:
@@ -230,6 +245,8 @@ def _run_guarded(job: dict, k: int, space, fds: dict, ctl_in: int, ctl_out: int)
         finally:
             os._exit(70)  # a forked guard never returns into the host's loop
     os.close(wr)
+    for fd in (fds["req"], fds["resp"]):  # the run's channel is the guard's and the run's alone now
+        os.close(fd)
     status = None
     try:
         (run_pid,) = struct.unpack("<i", read_exact(rd, 4))

@@ -4,7 +4,8 @@ A `Host` owns one `generator.sandbox.child` process and serves one `sandbox.Job`
 sends the public job, tells the host to start each run, answers every request for a new valid
 configuration from an `Oracle` that lives here (its trace is the only thing the score comes
 from), and kills a run that overstays its wall-clock limit with its whole process tree. Anything
-a run sends is untrusted: malformed or out-of-turn messages end the candidate ("killed").
+a run sends is untrusted: malformed or out-of-turn messages end the candidate ("killed"). Each
+run talks over its own pipes (`channel.RunChannel`), closed when it ends.
 
 Hosts are pooled: the host process never runs candidate code itself (every run is a fresh fork
 in fresh namespaces), so after a clean job it can take the next candidate and the Python +
@@ -20,6 +21,7 @@ import pickle
 import selectors
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -31,7 +33,8 @@ from generator.sandbox.candidate_names import preimports
 from generator.scoring.fitness import ERROR_KINDS, CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
-from generator.sandbox.streams import ANSWER, FRAME, MAX_JSON
+from generator.sandbox.channel import ProtocolError, RunChannel
+from generator.sandbox.streams import ANSWER, FRAME
 from generator.sandbox.streams import OutputTail, spec_key, write_all
 
 _BOOT = "import sys; from generator.sandbox.child import main; main()"
@@ -39,10 +42,6 @@ MAX_IDLE_HOSTS = 8
 # Once the oracle has said "stop", the run may take this long to return before it is ended for it:
 # its trace is complete, so a candidate that swallows the stop is scored, not failed as a timeout.
 STOP_GRACE_S = 2.0
-
-
-class _Violation(Exception):
-    """The child broke the protocol: it is killed and the candidate fails."""
 
 
 class Host:
@@ -53,28 +52,29 @@ class Host:
         os.chmod(self.workdir, 0o755)
         self.owner = os.getpid()
         self.reusable = False
-        self.ctl_buf = self.req_buf = b""
+        self.ctl_buf = b""
+        self.channel: RunChannel | None = None  # the run in progress's own pipes
         self.pids: dict = {}
         self._spawn()
 
     # ---------------------------------------------------------------- process management
     def _spawn(self) -> None:
-        ctl_down_r, self.ctl_down = os.pipe()
+        # Commands go down a unix socket: each run's own pipes travel with its "R" (SCM_RIGHTS).
+        self.ctl_sock, ctl_down_r = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ctl_down = self.ctl_sock.fileno()
         self.ctl_up, ctl_up_w = os.pipe()
-        self.req, req_w = os.pipe()
-        resp_r, self.resp = os.pipe()
         self.out, out_w = os.pipe()
-        child_fds = [ctl_down_r, ctl_up_w, req_w, resp_r]
+        child_fds = [ctl_down_r.fileno(), ctl_up_w]
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, *map(str, child_fds)], stdin=subprocess.DEVNULL,
                 stdout=out_w, stderr=out_w, pass_fds=child_fds, cwd=self.workdir,
                 env=child_env(self.workdir), start_new_session=True)
         finally:
-            for fd in child_fds + [out_w]:
+            ctl_down_r.close()
+            for fd in (ctl_up_w, out_w):
                 os.close(fd)
-        for fd in (self.resp, self.req, self.out):  # a child that never reads answers must not block us
-            os.set_blocking(fd, False)
+        os.set_blocking(self.out, False)
 
     def alive(self) -> bool:
         return self.proc.poll() is None and self.owner == os.getpid()
@@ -111,7 +111,9 @@ class Host:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        for fd in (self.ctl_down, self.ctl_up, self.req, self.resp, self.out):
+        self._close_channel()
+        self.ctl_sock.close()
+        for fd in (self.ctl_up, self.out):
             try:
                 os.close(fd)
             except OSError:
@@ -125,6 +127,7 @@ class Host:
         from generator.tasks.space import SearchSpace
 
         self.job, self.cfg = job, job.config
+        self.reusable = False  # until this job ends cleanly: an exception out of here never pools the host
         self.spaces = [SearchSpace(t.space) for t in job.tasks]
         self.t0 = time.monotonic()
         self.output = OutputTail(self.cfg.output_kb * 512)
@@ -134,19 +137,20 @@ class Host:
         self.ready = self.idle = self.host_gone = self.running = False
         self.deadline = self.t0 + self.cfg.startup_s
         self._send(self._payload())
-        sel = selectors.DefaultSelector()
-        for fd in (self.ctl_up, self.req, self.out):
+        self.sel = sel = selectors.DefaultSelector()
+        for fd in (self.ctl_up, self.out):
             sel.register(fd, selectors.EVENT_READ)
         error = None
         try:
             error = self._loop(sel)
-        except _Violation as exc:
+        except ProtocolError as exc:
             error = self._error("killed", f"the candidate broke the sandbox protocol ({exc}); "
                                           "only call func(config) and return from __call__")
         except SandboxError:
             self.kill()
             raise
         finally:
+            self._close_channel()
             sel.close()
         if not self.idle:
             self.kill()
@@ -164,7 +168,7 @@ class Host:
                     continue
                 return error or self._timeout_error()
             for key, _ in sel.select(remaining):
-                if key.fd == self.req:
+                if self.channel is not None and key.fd == self.channel.req:
                     self._on_request()
                 elif key.fd == self.out:
                     self.output.read(self.out, sel)
@@ -252,7 +256,9 @@ class Host:
 
     def _next_run(self) -> None:
         self.running = True
-        self._command(b"R")
+        self._close_channel()
+        self.channel = RunChannel(self.sel)  # its own pipes: nothing of an earlier run is in them
+        self.channel.hand_over(self.ctl_sock)
         self.deadline = time.monotonic() + self.cfg.timeout_s
 
     # ---------------------------------------------------------------- requests from the run
@@ -261,50 +267,39 @@ class Host:
             pass
 
     def _on_request(self) -> bool:
-        try:
-            data = os.read(self.req, 65536)
-        except BlockingIOError:
+        frames = self.channel.frames() if self.channel is not None else None
+        if frames is None:
             return False
-        if not data:
-            return False
-        buf = self.req_buf + data
-        if len(buf) == FRAME.size and buf[0] == 69:  # b"E": the hot path, one request per read
-            self.req_buf = b""
-            self._answer_row(FRAME.unpack(buf)[1])
-            return True
-        pos = 0
-        while len(buf) - pos >= FRAME.size:
-            kind, arg = FRAME.unpack_from(buf, pos)
+        for kind, arg, payload in frames:
             if kind == b"E":
                 self._answer_row(arg)
-                pos += FRAME.size
+            elif kind == b"L":
+                self._require_run()
+                self.oracle.calls += 1  # a revisit or invalid configuration, answered in the run: free, counted
             elif kind == b"J":
-                if not 0 <= arg <= MAX_JSON:
-                    raise _Violation("oversized message")
-                if len(buf) - pos < FRAME.size + arg:
-                    break
-                self._on_json(buf[pos + FRAME.size:pos + FRAME.size + arg])
-                pos += FRAME.size + arg
+                self._on_json(payload)
             elif kind == b"D":
-                self._require_run().update(done=True)
-                self.oracle.calls += max(0, arg)  # revisits/invalid answered in the child: free, counted
-                pos += FRAME.size
+                self._require_run().update(done=True)  # its number is the run's claim: not a figure we record
             else:
-                raise _Violation(f"unknown message type {kind!r}")
-        self.req_buf = buf[pos:]
+                raise ProtocolError(f"unknown message type {kind!r}")
         return True
+
+    def _close_channel(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
 
     def _require_run(self) -> dict:
         st = self.run_state
         if not st.get("started") or st.get("done") or st.get("error"):
-            raise _Violation("a request outside a running optimizer call")
+            raise ProtocolError("a request outside a running optimizer call")
         return st
 
     def _answer_row(self, row: int) -> None:
         if self.oracle is None or self.run_state.get("done") or self.run_state.get("error"):
-            raise _Violation("a request outside a running optimizer call")
+            raise ProtocolError("a request outside a running optimizer call")
         if not 0 <= row < self.n_rows:
-            raise _Violation(f"row {row} out of range")
+            raise ProtocolError(f"row {row} out of range")
         self.run_state["answered"] = self.run_state.get("answered", 0) + 1
         try:
             value = self.oracle.call_row(row)
@@ -314,22 +309,17 @@ class Host:
             if not self.run_state.get("stopped"):
                 self.run_state["stopped"] = True
                 self.deadline = min(self.deadline, time.monotonic() + STOP_GRACE_S)
-        try:
-            os.write(self.resp, frame)
-        except BlockingIOError:
-            raise _Violation("requests sent without reading the answers") from None
-        except BrokenPipeError:
-            pass
+        self.channel.answer(frame)
 
     def _on_json(self, raw: bytes) -> None:
         try:
             msg = json.loads(raw)
             kind = msg["t"]
-        except (ValueError, TypeError, KeyError):
-            raise _Violation("malformed message") from None
+        except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: JSON nested thousands deep
+            raise ProtocolError("malformed message") from None
         if kind == "start":
             if self.run_state or msg.get("k") != self.k:
-                raise _Violation("unexpected run start")
+                raise ProtocolError("unexpected run start")
             ti = self.job.runs[self.k][0]
             make_oracle = self.job.oracle_factory or Oracle
             self.oracle = make_oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
@@ -342,11 +332,11 @@ class Host:
             self._require_run()["error"] = self._error_from_child(msg)
         elif kind == "setup-error":
             if self.run_state:  # after "start" only the candidate can have written it
-                raise _Violation("forged set-up message")
+                raise ProtocolError("forged set-up message")
             raise SandboxError(f"the sandbox could not set up run {self.k}: {str(msg.get('message'))[:300]}; "
                                "try SandboxConfig(isolate=False) and report the message")
         else:
-            raise _Violation(f"unknown message {kind!r}")
+            raise ProtocolError(f"unknown message {kind!r}")
 
     def _finish_run(self, status) -> None:
         st = self.run_state
@@ -362,6 +352,7 @@ class Host:
         if "pidfd" in self.pids:
             os.close(self.pids["pidfd"])
         self.run_state, self.oracle, self.pids = {}, None, {}
+        self._close_channel()
 
     def _end_spent_run(self) -> bool:
         """At the deadline: end a run whose budget is spent but which has not returned, or (cut_slow_runs)

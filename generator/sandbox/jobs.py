@@ -164,4 +164,5 @@ def child_env(workdir: str) -> dict:
         "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "NUMEXPR_NUM_THREADS": "1", "TUNESMITH_SANDBOX": "1",
+        "MALLOC_ARENA_MAX": "2",  # each thread of a run would otherwise reserve a 64 MiB arena of its address space
     }

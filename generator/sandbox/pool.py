@@ -45,7 +45,8 @@ def close_pool() -> None:
 def _forget_pool_in_child() -> None:
     # A forked copy of the evaluating process must not talk to (or keep alive) its parent's hosts.
     for host in _POOL:
-        for fd in (host.ctl_down, host.ctl_up, host.req, host.resp, host.out):
+        host.ctl_sock.close()
+        for fd in (host.ctl_up, host.out):
             try:
                 os.close(fd)
             except OSError:

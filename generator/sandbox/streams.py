@@ -1,12 +1,15 @@
 """Bytes between the evaluating process, a sandbox host and its runs: frames, captured output, space keys.
 
-Wire format (little endian). run -> evaluator, on the request pipe: 5-byte frames, a type byte
-and an int32: b"E" row (evaluate a valid configuration by its row), b"D" n (run finished; n calls
-were answered in the run process: revisits and configurations outside the space), b"J" n
+Wire format (little endian). run -> evaluator, on the run's own request pipe: 5-byte frames, a
+type byte and an int32: b"E" row (evaluate a valid configuration by its row), b"L" (a call answered
+in the run process: a revisit or a configuration outside the space; the evaluator counts it),
+b"D" (run finished; its int is ignored: figures come from the evaluator's own counts), b"J" n
 followed by n bytes of JSON (start / error).
-evaluator -> run, on the response pipe: 17-byte frames b"V"|b"S", float64 value, float64
-budget_spent_fraction ("S" = stop: the budget is spent). host -> evaluator, on the control pipe:
-b"J" n JSON frames only (ready / began run k with pids / run k exited with status).
+evaluator -> run, on the run's own response pipe: 17-byte frames b"V"|b"S", float64 value, float64
+budget_spent_fraction ("S" = stop: the budget is spent). evaluator -> host, on a unix socket: the
+pickled job, then b"R" (start the next run; its two pipe ends ride along as SCM_RIGHTS) or b"A"
+(skip the rest). host -> evaluator, on the control pipe: b"J" n JSON frames only (ready / began run
+k with pids / run k exited with status).
 """
 
 from __future__ import annotations

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from generator.errors import capped, printable
+
 ERROR_KINDS = ("syntax", "interface", "exception", "timeout", "memory", "killed")
+
+
+MAX_MESSAGE, MAX_LINE, MAX_TRACEBACK = 1000, 300, 4000  # characters kept of each field
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,18 @@ class CandidateError:
     def __post_init__(self):
         if self.kind not in ERROR_KINDS:
             raise ValueError(f"CandidateError kind {self.kind!r} is not one of {ERROR_KINDS}")
+        # Every field can hold what a candidate sent: capped and escaped before anything records,
+        # prints or prompts with it (a 900,000-character line, escapes that forge a terminal line).
+        fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        fix("message", capped(printable(self.message, newlines=False), MAX_MESSAGE))
+        fix("traceback", capped(printable(self.traceback or ""), MAX_TRACEBACK, keep="tail"))
+        for name in ("line", "task"):
+            if getattr(self, name) is not None:
+                fix(name, capped(printable(getattr(self, name), newlines=False), MAX_LINE))
+        if not (isinstance(self.lineno, int) and 0 < self.lineno < 10**7):
+            fix("lineno", None)
+        if not (isinstance(self.repeat, int) and 0 <= self.repeat < 10**7):
+            fix("repeat", None)
 
     def __str__(self) -> str:
         where = f" (line {self.lineno}: {self.line})" if self.lineno and self.line else ""
