@@ -88,10 +88,16 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             if len(comp) > 1:
                 out.append(sorted(comp))
 
+    # deep import chains need more than the default limit; put it back, or later tests that rely on the
+    # default (code too deep to compile, tests/test_candidate_text.py) see a different interpreter
+    limit = sys.getrecursionlimit()
     sys.setrecursionlimit(10_000)
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return out
 
 
