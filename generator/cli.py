@@ -138,10 +138,13 @@ def _setup_stats(p: argparse.ArgumentParser) -> None:
 
 def _cmd_stats(args) -> int:
     from generator.config import TasksConfig
+    from generator.scoring.degenerate import warn_degenerate
     from generator.scoring.statistics import space_statistics
     from generator.tasks.entries import load_task_set
 
-    for task in load_task_set([args.task], TasksConfig(train=[args.task])):
+    tasks = load_task_set([args.task], TasksConfig(train=[args.task]))
+    warn_degenerate(tasks)
+    for task in tasks:
         print(f"## {task.name}")
         for key, value in space_statistics(task).lines().items():
             print(f"- {key}: {value}")
@@ -301,6 +304,7 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 def _cmd_bench(args) -> int:
     from generator.bench.bench import bench, table, write_json
     from generator.bench.runner import parse_strategy
+    from generator.scoring.degenerate import warn_degenerate
     from generator.tasks.entries import load_tasks
 
     texts = [s.strip() for s in args.strategies.split(",") if s.strip()]
@@ -312,6 +316,7 @@ def _cmd_bench(args) -> int:
 
         specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
     tasks = load_tasks(args.tasks)
+    warn_degenerate(tasks)
     results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
                     progress=not args.no_progress, max_fevals=args.max_fevals)
     print(table(results, se=args.se))

@@ -200,6 +200,9 @@ class EvaluationConfig(Section):
     workers: int = Field(1, ge=1, strict=True)
     executor: str = "local"
     seed: int | None = Field(None, strict=True)  # default: evolution.seed (all candidates see the same random streams)
+    # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
+    # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
+    aggregate: Literal["mean", "median", "iqm"] = "iqm"
 
     @field_validator("executor")
     @classmethod
@@ -358,7 +361,7 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
-LEGACY_VALUES = {"evolution.planning": "serial"}
+LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean"}
 
 
 def with_legacy_values(data: dict) -> dict:
