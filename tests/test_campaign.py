@@ -78,6 +78,8 @@ train = ["hub:convolution_milo/A100"]
 [evaluation]
 repeats = {repeats}
 timeout = 30
+[novelty]
+max_similarity = 1.0  # these tests count requests: no re-asks of replies that differ in a constant
 [output]
 run_dir = "{tmp_path / name}"
 {extra}''')
