@@ -126,3 +126,12 @@ run_dir = "{tmp_path / how}"
 def test_aggregated_leaves_failures_alone():
     failed = Fitness(None, {}, 0.0)
     assert aggregated(failed, "iqm") is failed and failed.score is None
+
+
+def test_a_run_made_before_the_aggregate_key_keeps_the_mean():
+    from generator.config import parse_config, with_legacy_values
+
+    old = {"name": "old", "llm": {"model": "synth/components"}, "tasks": {"train": [str(SHIPPED)]},
+           "evaluation": {"repeats": 1}}
+    assert parse_config(with_legacy_values(old)).evaluation.aggregate == "mean"
+    assert parse_config(old).evaluation.aggregate == "iqm"
