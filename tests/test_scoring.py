@@ -362,3 +362,13 @@ def test_mixed_repeats_average_the_stopped_runs_in(conv_task):
     assert s.per_repeat[7:] == pytest.approx(alone_full.per_repeat, abs=1e-12)
     assert s.score == pytest.approx(float(np.mean(s.per_repeat)), abs=1e-9)
     assert s.score < alone_full.score - 0.1  # the 7 short runs pull the mean down, they are not ignored
+
+
+def test_the_fallback_scores_only_runs_the_package_refuses(conv_tasks, package_stats):
+    """Where Tunesmith holds best-so-far values (note set), the package raises instead of scoring."""
+    task = conv_tasks["A100"]
+    best = int(np.nanargmin(task.key.values))
+    stopped = [Trace([best], [task.key.eval_seconds[best]])] * 3
+    assert score_traces(task, stopped).note
+    with pytest.raises(ValueError, match="overlap"):
+        _package_score(task, package_stats["A100"], stopped, seed=1)
