@@ -361,11 +361,30 @@ def _cmd_llm(args) -> int:
 COMMANDS["llm"] = (_setup_llm, _cmd_llm, "local code models: llm install|list|remove local/NAME")
 
 
+def _one_line_task_warnings() -> None:
+    """Show warnings about tasks as one line each (the code line that raised them means nothing to a user)."""
+    import warnings
+
+    from generator.tasks.cache_sanity import TaskWarning
+
+    plain = warnings.formatwarning
+    if getattr(plain, "tunesmith", False):
+        return
+
+    def format_warning(message, category, *args, **kwargs):
+        if issubclass(category, TaskWarning):
+            return f"tunesmith: warning: {message}\n"
+        return plain(message, category, *args, **kwargs)
+    format_warning.tunesmith = True
+    warnings.formatwarning = format_warning
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     from generator.interrupts import sigterm_as_interrupt
 
     args = _build_parser().parse_args(argv)
+    _one_line_task_warnings()
     try:
         with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
             return int(args.handler(args) or 0)

@@ -135,3 +135,14 @@ def test_a_run_made_before_the_aggregate_key_keeps_the_mean():
            "evaluation": {"repeats": 1}}
     assert parse_config(with_legacy_values(old)).evaluation.aggregate == "mean"
     assert parse_config(old).evaluation.aggregate == "iqm"
+
+
+def test_the_cli_shows_the_warning_in_one_line(outlier_cache):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "generator.cli", "stats", str(outlier_cache)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [line for line in done.stderr.splitlines() if line.startswith("tunesmith: warning: task ")]
+    assert len(done.stderr.splitlines()) == 1 and "single best configuration" in done.stderr
