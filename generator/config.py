@@ -225,8 +225,9 @@ class PromptsConfig(Section):
 class NoveltyConfig(Section):
     """Near-copies caught before evaluation (generator.campaign.novelty)."""
 
-    # what counts as a copy, recorded as a duplicate and not evaluated: the same code up to names,
-    # docstrings, comments and constant values ("structure"), or only up to comments and layout
+    # what counts as a copy, recorded as a duplicate and not evaluated: the same program up to the names
+    # it chooses itself, docstrings, comments and layout ("structure"; constants and strings count), or
+    # only up to comments and layout
     copies: Literal["structure", "layout"] = "structure"
     # a candidate more similar than this to an archived one is asked for once more, with the prompt
     # saying what it copied (similarity of normalised code, 0..1; 1.0 never asks again). 0.97: above

@@ -28,7 +28,6 @@ Code that does not parse has no shape; it never counts as a copy (the sandbox re
 from __future__ import annotations
 
 import ast
-import copy
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
@@ -65,8 +64,10 @@ def _visible_names(tree: ast.AST) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):  # class attributes and methods: reached as attributes
             for stmt in node.body:
-                seen.update(_bound_names(ast.Module(body=[stmt], type_ignores=[])) if not isinstance(
-                    stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else {stmt.name})
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    seen.add(stmt.name)
+                else:
+                    seen.update(_bound_names(stmt))
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
                     args = stmt.args
                     seen.update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
@@ -129,7 +130,9 @@ class _Normaliser(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if not self.program and isinstance(node.value, ast.Name) and "self" in self.names and node.value.id == self.names["self"]:
+        if self.program:
+            return node  # an attribute is reached by its name (getattr, the class body, the caller)
+        if isinstance(node.value, ast.Name) and "self" in self.names and node.value.id == self.names["self"]:
             node.attr = self.names.setdefault(f"self.{node.attr}", f"$a{len(self.names)}")
         return node
 
@@ -179,7 +182,9 @@ class Shape:
         except (SyntaxError, ValueError, RecursionError):
             return None
         bound = _bound_names(tree)
-        program = _Normaliser(bound, program=True, visible=frozenset(_visible_names(tree))).visit(copy.deepcopy(tree))
+        visible = frozenset(_visible_names(tree))
+        # a second tree for the program view: parsing again is cheaper than copying the first
+        program = _Normaliser(bound, program=True, visible=visible).visit(ast.parse(code))
         fingerprint = hashlib.sha256(ast.dump(program, annotate_fields=False).encode()).hexdigest()[:16]
         tree = _Normaliser(bound).visit(tree)
         tokens: list[str] = []
