@@ -138,10 +138,13 @@ def _setup_stats(p: argparse.ArgumentParser) -> None:
 
 def _cmd_stats(args) -> int:
     from generator.config import TasksConfig
+    from generator.scoring.degenerate import warn_degenerate
     from generator.scoring.statistics import space_statistics
     from generator.tasks.entries import load_task_set
 
-    for task in load_task_set([args.task], TasksConfig(train=[args.task])):
+    tasks = load_task_set([args.task], TasksConfig(train=[args.task]))
+    warn_degenerate(tasks)
+    for task in tasks:
         print(f"## {task.name}")
         for key, value in space_statistics(task).lines().items():
             print(f"- {key}: {value}")
@@ -308,6 +311,7 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 def _cmd_bench(args) -> int:
     from generator.bench.bench import bench, table, write_json
     from generator.bench.runner import parse_strategy
+    from generator.scoring.degenerate import warn_degenerate
     from generator.tasks.entries import load_tasks
 
     texts = [s.strip() for s in args.strategies.split(",") if s.strip()]
@@ -319,6 +323,7 @@ def _cmd_bench(args) -> int:
 
         specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
     tasks = load_tasks(args.tasks)
+    warn_degenerate(tasks)
     results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
                     progress=not args.no_progress, max_fevals=args.max_fevals)
     print(table(results, se=args.se))
@@ -363,12 +368,31 @@ def _cmd_llm(args) -> int:
 COMMANDS["llm"] = (_setup_llm, _cmd_llm, "local code models: llm install|list|remove local/NAME")
 
 
+def _one_line_task_warnings() -> None:
+    """Show warnings about tasks as one line each (the code line that raised them means nothing to a user)."""
+    import warnings
+
+    from generator.tasks.cache_sanity import TaskWarning
+
+    plain = warnings.formatwarning
+    if getattr(plain, "tunesmith", False):
+        return
+
+    def format_warning(message, category, *args, **kwargs):
+        if issubclass(category, TaskWarning):
+            return f"tunesmith: warning: {message}\n"
+        return plain(message, category, *args, **kwargs)
+    format_warning.tunesmith = True
+    warnings.formatwarning = format_warning
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     from generator.interrupts import sigterm_as_interrupt
 
     args = _build_parser().parse_args(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
+    _one_line_task_warnings()
     try:
         with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
             code = int(args.handler(args) or 0)

@@ -203,6 +203,9 @@ class EvaluationConfig(Section):
     workers: int = Field(1, ge=1, strict=True)
     executor: str = "local"
     seed: int | None = Field(None, strict=True)  # default: evolution.seed (all candidates see the same random streams)
+    # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
+    # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
+    aggregate: Literal["mean", "median", "iqm"] = "iqm"
 
     @field_validator("executor")
     @classmethod
@@ -225,8 +228,9 @@ class PromptsConfig(Section):
 class NoveltyConfig(Section):
     """Near-copies caught before evaluation (generator.campaign.novelty)."""
 
-    # what counts as a copy, recorded as a duplicate and not evaluated: the same code up to names,
-    # docstrings, comments and constant values ("structure"), or only up to comments and layout
+    # what counts as a copy, recorded as a duplicate and not evaluated: the same program up to the names
+    # it chooses itself, docstrings, comments and layout ("structure"; constants and strings count), or
+    # only up to comments and layout
     copies: Literal["structure", "layout"] = "structure"
     # a candidate more similar than this to an archived one is asked for once more, with the prompt
     # saying what it copied (similarity of normalised code, 0..1; 1.0 never asks again). 0.97: above
@@ -361,7 +365,7 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
-LEGACY_VALUES = {"evolution.planning": "serial"}
+LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean"}
 
 
 def with_legacy_values(data: dict) -> dict:

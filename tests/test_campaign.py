@@ -20,13 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE_KEY = "sk-fake-campaign-key-0123456789"
 
 
-def reply_for(body: dict) -> str:
+def reply_for(body: dict, sizes: int = 40) -> str:
     """A reply that depends only on the prompt, like a deterministic LLM: a sampler of batch size n
-    whose loop structure (one to three sampling loops, each forwards or reversed) varies too, so
-    that replies are not all copies of one algorithm with other constants."""
+    (one of `sizes`) whose loop structure (one to three sampling loops, each forwards or reversed)
+    varies too, so that replies are not all copies of one algorithm with other constants."""
     prompt = body["messages"][-1]["content"]
     h = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:8], 16)
-    n = h % 40 + 1
+    n = h % sizes + 1
     op = re.search(r"operator: (\w+)", prompt).group(1)
     loops = "".join(f"            for c in {'reversed(' if (h >> (8 + k)) & 1 else '('}searchspace.get_random_sample({n})):\n"
                     "                func(c)\n" for k in range(1 + (h >> 16) % 3))
@@ -78,6 +78,8 @@ train = ["hub:convolution_milo/A100"]
 [evaluation]
 repeats = {repeats}
 timeout = 30
+[novelty]
+max_similarity = 1.0  # these tests count requests: no re-asks of replies that differ in a constant
 [output]
 run_dir = "{tmp_path / name}"
 {extra}''')

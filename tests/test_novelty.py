@@ -37,10 +37,21 @@ class Descent:
                     best, best_value = config, value
         return np.argmin([best_value])
 '''
-# the same algorithm: other names, constants, docstring, comments and layout
-RENAMED = (A.replace("Descent", "HillClimber").replace("best_value", "incumbent").replace("batch", "width")
-           .replace('"default": 8', '"default": 32').replace("width=8", "width=32")
-           .replace("Greedy descent from random samples.", "Climbs hills.").replace("    # a batch of random configurations; keep the best\n", ""))
+# the same program: other names it chooses itself, docstring, comments and layout
+RENAMED = (A.replace("Descent", "HillClimber").replace("best_value", "incumbent").replace("config", "candidate")
+           .replace("import numpy as np", "import numpy as xp").replace("np.argmin", "xp.argmin")
+           .replace("Greedy descent from random samples.", "Climbs hills.").replace("    # a batch of random configurations; keep the best\n", "")
+           .replace("        best, best_value = None, float(\"inf\")\n", "        best, best_value = (None,\n                            float(\"inf\"))\n"))
+# the same structure, but not the same program: each changes what it does (issue 22, item 3)
+NOT_COPIES = {
+    "another default": A.replace('"default": 8', '"default": 32').replace("batch=8", "batch=32"),
+    "another neighbour method": A.replace('"Hamming"', '"strictly-adjacent"'),
+    "another hyperparameter name": A.replace("batch", "width"),  # Optuna and the loader pass it by name
+    "another constant in the code": A.replace('float("inf")', 'float("1e300")'),
+    "another __init__ argument": A.replace("budget=5000, batch=8", "max_budget=5000, batch=8").replace(
+        "self.budget = budget", "self.budget = max_budget"),
+    "another attribute": A.replace("self.batch = batch", "self.width = batch"),
+}
 TWEAKED = A.replace("if value < best_value:\n                    best, best_value = config, value\n        return",
                     "if value <= best_value:\n                    best, best_value = config, value\n        return")
 OTHER = '''import random
@@ -68,9 +79,9 @@ THIRD = OTHER.replace('neighbor_method="adjacent"', 'neighbor_method="Hamming"')
     "            current = random.choice(moves)\n", "            moves.sort(key=lambda c: random.random())\n            current = moves[0]\n")
 
 
-def test_normalised_code_ignores_names_constants_docstrings_comments_and_layout():
+def test_normalised_code_ignores_chosen_names_docstrings_comments_and_layout():
     a, renamed = Shape.of(A), Shape.of(RENAMED)
-    assert a.fingerprint == renamed.fingerprint and similarity(a, renamed) == 1.0
+    assert RENAMED != A and a.fingerprint == renamed.fingerprint and similarity(a, renamed) == 1.0
     for change in (A.replace("argmin", "argmax"), TWEAKED, A.replace('"Hamming"', '"Hamming", ') + "\n"):
         other = Shape.of(change)
         if change.endswith("\n\n"):  # only layout changed
@@ -85,6 +96,31 @@ def test_normalised_code_ignores_names_constants_docstrings_comments_and_layout(
     near = index.nearest(Shape.of(TWEAKED))
     assert near.id == "c0001" and not near.exact and near.similarity > 0.9
     assert index.nearest(renamed).exact and index.nearest(renamed).id == "c0001"
+
+
+@pytest.mark.parametrize("change", list(NOT_COPIES))
+def test_code_that_differs_in_constants_strings_or_visible_names_is_no_copy(change):
+    a, other = Shape.of(A), Shape.of(NOT_COPIES[change])
+    assert a.fingerprint != other.fingerprint
+    near = ShapeIndex()
+    near.add("c0001", a)
+    found = near.nearest(other)
+    assert found.id == "c0001" and not found.exact  # a near-copy at most: asked again, then evaluated
+
+
+@pytest.mark.parametrize("first, second", [
+    # the same local name, bound to another library function
+    ("from random import choice, shuffle\nclass R:\n    def __call__(self, func, s):\n        choice(s)\n",
+     "from random import choice, shuffle\nclass R:\n    def __call__(self, func, s):\n        shuffle(s)\n"),
+    # an argument renamed, but a call still passes the old name by keyword (a TypeError)
+    ("def f(x):\n    return x\nclass R:\n    def __call__(self, func, s):\n        f(x=1)\n",
+     "def f(y):\n    return y\nclass R:\n    def __call__(self, func, s):\n        f(x=1)\n"),
+    # an attribute reached by its name as a string
+    ("class R:\n    def __call__(self, func, s):\n        self.pop = 1\n        getattr(self, 'pop')\n",
+     "class R:\n    def __call__(self, func, s):\n        self.size = 1\n        getattr(self, 'pop')\n"),
+])
+def test_renaming_that_changes_behaviour_is_no_copy(first, second):
+    assert Shape.of(first).fingerprint != Shape.of(second).fingerprint
 
 
 def _fence(code: str, name: str) -> str:
@@ -180,7 +216,8 @@ def test_report_shows_diversity(tmp_path):
     data = report_data(Lineage.load(run))
     gens = [row["generation"] for row in data["diversity"]]
     assert gens == [0, 1, 2, 3] and data["diversity"][2]["duplicates"] == 1
-    assert all(row["distinct"] == 1 for row in data["diversity"])  # the fixture's code differs only in constants
+    # the fixture's code is one program, and from generation 1 on a second one with another sample size
+    assert [row["distinct"] for row in data["diversity"]] == [1, 2, 2, 2]
     html = build_report(run).html.read_text()
     assert 'id="diversity"' in html and "Diversity of the code" in html
     from generator.review.plots import diversity

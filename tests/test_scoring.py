@@ -286,3 +286,89 @@ def test_tiny_spaces_where_random_search_reaches_the_optimum_score_finite(values
     for s in (worst_only, everything):
         assert np.isfinite(s.score) and np.isfinite(s.per_repeat).all() and np.isfinite(s.error)
         assert -10 < s.score < 1.0
+
+
+# ------------------------------------------------------------------ runs that stop early (issue 22)
+
+OPTIMUM_THEN_STOP = '''
+class OptimumThenStop:
+    def __init__(self, budget=5000):
+        self.budget = budget
+
+    def __call__(self, func, searchspace):
+        return func({config!r})
+'''
+
+DRAWS_THEN_STOP = '''
+class DrawsThenStop:
+    def __init__(self, budget=5000):
+        self.budget = budget
+
+    def __call__(self, func, searchspace):
+        for cfg in searchspace.get_random_sample(20):
+            func(cfg)
+'''
+
+
+def test_run_that_finds_the_optimum_and_stops_scores_one(conv_task):
+    """Evaluated in the sandbox: one evaluation, all before the time range, at the optimum -> P ~ 1."""
+    from generator.evaluation.evaluate import evaluate_source
+
+    best = int(np.nanargmin(conv_task.key.values))
+    source = OPTIMUM_THEN_STOP.format(config=conv_task.space.config_of(best))
+    fit = evaluate_source(source, [conv_task], repeats=3, seed=1)
+    assert fit.ok, fit.error
+    task_fit = fit.per_task[conv_task.name]
+    assert task_fit.score == pytest.approx(1.0, abs=1e-9)
+    assert task_fit.per_repeat == pytest.approx((1.0, 1.0, 1.0), abs=1e-9)
+
+
+def test_run_that_stops_after_20_draws_scores_its_best_so_far(conv_task):
+    """20 random draws then stop: below random search, but never the worst of the space."""
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.scoring.score import standardise
+
+    fit = evaluate_source(DRAWS_THEN_STOP, [conv_task], repeats=3, seed=1)
+    assert fit.ok, fit.error
+    task_fit = fit.per_task[conv_task.name]
+    basis = score_basis(conv_task)
+    worst = float(np.mean(standardise(basis, np.full(basis.time_range.shape, basis.dist[-1]))))
+    assert task_fit.score < 0.0  # random search keeps drawing; this run did not
+    assert task_fit.score > worst / 10  # the best of 20 draws is worth far more than the worst value
+    assert all(p > worst / 10 for p in task_fit.per_repeat)  # (a lucky repeat may even draw the optimum)
+
+
+def _held_score(task, trace):
+    """P of a one-evaluation run whose value holds over the whole time range (the definition, by hand)."""
+    from generator.scoring.score import standardise
+
+    basis = score_basis(task)
+    value = task.key.values[trace.rows[0]]
+    return float(np.mean(standardise(basis, np.full(basis.time_range.shape, value))))
+
+
+def test_mixed_repeats_average_the_stopped_runs_in(conv_task):
+    """7 runs stopped after one random evaluation, 3 ran the budget: every repeat counts in P."""
+    working = np.flatnonzero(np.isfinite(conv_task.key.values))
+    rows = np.random.default_rng(5).choice(working, 7, replace=False)
+    stopped = [Trace([r], [conv_task.key.eval_seconds[r]]) for r in rows]
+    full = _random_traces(conv_task, 3, seed=21)
+    assert any(t.seconds[0] < score_basis(conv_task).time_range[0] for t in stopped)  # some end before the range
+    s = score_traces(conv_task, stopped + full)
+    alone_full = score_traces(conv_task, full)
+    assert s.note  # the package refuses these runs; we score them
+    for trace, p in zip(stopped, s.per_repeat[:7]):
+        assert p == pytest.approx(_held_score(conv_task, trace), abs=1e-9)
+    assert s.per_repeat[7:] == pytest.approx(alone_full.per_repeat, abs=1e-12)
+    assert s.score == pytest.approx(float(np.mean(s.per_repeat)), abs=1e-9)
+    assert s.score < alone_full.score - 0.1  # the 7 short runs pull the mean down, they are not ignored
+
+
+def test_the_fallback_scores_only_runs_the_package_refuses(conv_tasks, package_stats):
+    """Where Tunesmith holds best-so-far values (note set), the package raises instead of scoring."""
+    task = conv_tasks["A100"]
+    best = int(np.nanargmin(task.key.values))
+    stopped = [Trace([best], [task.key.eval_seconds[best]])] * 3
+    assert score_traces(task, stopped).note
+    with pytest.raises(ValueError, match="overlap"):
+        _package_score(task, package_stats["A100"], stopped, seed=1)

@@ -23,6 +23,7 @@ from generator.llm.client import LLMClient, StopCampaign, Usage
 from generator.llm.prompts import ParentView
 from generator.campaign.printing import Summary, format_status, format_summary  # noqa: F401 (import paths kept)
 from generator.tasks.entries import load_task_set, resolve_paths
+from generator.scoring.degenerate import aggregated, warn_degenerate
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
 
@@ -43,6 +44,7 @@ class Campaign:
         self.llm = LLMClient(cfg.llm, on_exchange=archive.append_exchange, recorded=exchanges, usage=usage,
                              completion=completion, first_id=len(exchanges) + 1)
         self.train = load_task_set(cfg.tasks.train, cfg.tasks)
+        warn_degenerate(self.train)
         self.prompts = PromptBuilder(self.train, cfg.prompts)
         self._evaluate = evaluate
         self.progress = progress
@@ -105,7 +107,7 @@ class Campaign:
         ev = self.cfg.evaluation
         seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
         if self._evaluate is not None:
-            return self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers)
+            return aggregated(self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers), ev.aggregate)
         from generator.evaluation.evaluate import evaluate_source
 
         with self._lock:  # candidates are evaluated from several threads: make the shared parts once
@@ -115,8 +117,8 @@ class Campaign:
                 # one pool for the whole campaign, shared by the candidates evaluated at the same time
                 self._executor = get_executor(ev.executor, ev.workers)
             seeds = self.seeds(seed)
-        return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
-                               workers=ev.workers, executor=self._executor, seeds=seeds)
+        return aggregated(evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
+                                          workers=ev.workers, executor=self._executor, seeds=seeds), ev.aggregate)
 
     def seeds(self, seed: int):
         """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""

@@ -1,19 +1,26 @@
-"""Near-copies: a candidate's code without names, docstrings, comments and constant values, and
-its similarity to the archive; the archive's diversity per generation.
+"""Copies and near-copies: a candidate's code normalised two ways, its similarity to the archive;
+the archive's diversity per generation.
 
-`Shape.of(code)` parses the code once and keeps two views of the normalised syntax tree:
+`Shape.of(code)` parses the code once and keeps two views of it:
 
-- `fingerprint`: a hash of the whole tree with docstrings dropped, numbers and strings replaced by
-  their type, and every name the code chooses itself (variables, arguments, functions, classes,
-  import aliases, attributes of `self`) renamed by order of first appearance. Two candidates with
-  the same fingerprint are the same algorithm written with other names or other constants (a
-  refinement that only moved a default is one): the later one is a duplicate and is not evaluated.
-  Names the code does not choose (builtins such as `sorted`, library attributes such as
-  `.argmin` or `searchspace.get_neighbors`) are kept, because changing them changes what it does.
-- `grams`: the multiset of q-grams (q = 4) of the tree's pre-order token sequence, with chosen
-  names reduced to a placeholder. `similarity(a, b)` is their weighted Jaccard index, sum of
-  minima over sum of maxima of the counts: 1.0 for the same token stream, near 0 for unrelated
-  code. It is cheap (one dict pass per pair) and, unlike a text diff, blind to layout and naming.
+- `fingerprint`: a hash of the syntax tree with docstrings (and, by parsing, comments and layout)
+  dropped and the names the code chooses for itself renamed by order of first appearance: local
+  variables, arguments, its own functions and classes, import aliases (`as np`). Two candidates
+  with the same fingerprint are the same program, and the later one is a copy: a duplicate that
+  inherits the score without being evaluated. Everything that can change what the code does is
+  kept: every constant and string (`neighbor_method="Hamming"` vs `"strictly-adjacent"`, a
+  temperature 0.05 vs 0.1), names the code does not choose (builtins, library attributes such as
+  `.argmin` or `searchspace.get_neighbors`, imported names), and names others can see or reach:
+  attributes (`self.x`), names bound in a class body (`hyperparameters`, methods), `__init__`'s
+  arguments (passed by keyword: budget and hyperparameters), names also used as keyword arguments,
+  and names that also appear as a string (`getattr(self, "x")`).
+- `grams`: the multiset of q-grams (q = 4) of the tree's pre-order token sequence with every chosen
+  name reduced to a placeholder and constants to their type. `similarity(a, b)` is their weighted
+  Jaccard index, sum of minima over sum of maxima of the counts: 1.0 for code that differs only in
+  names and constants, near 0 for unrelated code. It is cheap (one dict pass per pair) and, unlike
+  a text diff, blind to layout and naming. A near-copy (similarity above `[novelty]
+  max_similarity`, a changed constant included) is asked for once more, then evaluated: it never
+  inherits a score.
 
 Code that does not parse has no shape; it never counts as a copy (the sandbox reports its error).
 """
@@ -51,16 +58,40 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return bound
 
 
-class _Normaliser(ast.NodeTransformer):
-    """Rename chosen names by first appearance, replace constants by their type, drop docstrings."""
+def _visible_names(tree: ast.AST) -> set[str]:
+    """Bound names that others see or reach, so renaming them could change what the code does."""
+    seen: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):  # class attributes and methods: reached as attributes
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    seen.add(stmt.name)
+                else:
+                    seen.update(_bound_names(stmt))
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+                    args = stmt.args
+                    seen.update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        elif isinstance(node, ast.keyword) and node.arg:
+            seen.add(node.arg)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            seen.add(node.value)
+        elif isinstance(node, ast.alias) and not node.asname:
+            seen.add(node.name.split(".")[0])  # `import numpy`, `from random import choice`: not chosen
+    return seen
 
-    def __init__(self, bound: set[str]):
-        self.bound = bound
+
+class _Normaliser(ast.NodeTransformer):
+    """Rename chosen names by first appearance and drop docstrings; `program=False` also replaces
+    constants by their type and renames every bound name and attribute of self (the loose view)."""
+
+    def __init__(self, bound: set[str], program: bool = False, visible: frozenset[str] = frozenset()):
+        self.bound = bound - visible if program else bound
+        self.program = program
         self.names: dict[str, str] = {}
 
     def _name(self, name: str) -> str:
         if name not in self.bound:
-            return name  # a builtin or a global the code did not define: part of what it does
+            return name  # a builtin, a global the code did not define or a visible name: part of what it does
         return self.names.setdefault(name, f"$v{len(self.names)}")  # "$": never a name in source
 
     def generic_visit(self, node):
@@ -99,12 +130,16 @@ class _Normaliser(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
+        if self.program:
+            return node  # an attribute is reached by its name (getattr, the class body, the caller)
         if isinstance(node.value, ast.Name) and "self" in self.names and node.value.id == self.names["self"]:
             node.attr = self.names.setdefault(f"self.{node.attr}", f"$a{len(self.names)}")
         return node
 
     def visit_Constant(self, node):
         value = node.value
+        if self.program:
+            return node  # a constant is part of what the program does
         if isinstance(value, bool) or value is None or value is Ellipsis:
             return node  # True/False/None read like keywords: flipping one changes the algorithm
         kind = "num" if isinstance(value, (int, float, complex)) else "str"
@@ -144,8 +179,12 @@ class Shape:
             return None
         try:
             tree = ast.parse(code)
-            tree = _Normaliser(_bound_names(tree)).visit(tree)
-            fingerprint = hashlib.sha256(ast.dump(tree, annotate_fields=False).encode()).hexdigest()[:16]
+            bound = _bound_names(tree)
+            visible = frozenset(_visible_names(tree))
+            # a second tree for the program view: parsing again is cheaper than copying the first
+            program = _Normaliser(bound, program=True, visible=visible).visit(ast.parse(code))
+            fingerprint = hashlib.sha256(ast.dump(program, annotate_fields=False).encode()).hexdigest()[:16]
+            tree = _Normaliser(bound).visit(tree)
             tokens: list[str] = []
             _tokens(tree, tokens)
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply
@@ -170,7 +209,7 @@ class Nearest:
 
     id: str | None
     similarity: float  # 0.0 when the archive is empty
-    exact: bool  # same fingerprint: the same algorithm up to names and constants
+    exact: bool  # same fingerprint: the same program up to the names it chooses, docstrings and layout
 
 
 class ShapeIndex:

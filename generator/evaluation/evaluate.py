@@ -198,12 +198,15 @@ def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = Non
     """Evaluate an optimizer file; returns (strategy name = the path as given, as `bench` names it; Fitness)."""
     from pathlib import Path
 
+    from generator.scoring.degenerate import warn_degenerate
+
     file = Path(path)
     try:
         source = file.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise TunesmithError(f"{path}: cannot read the optimizer file ({exc}); give a Python source file") from None
     tasks = load_task_paths(task_paths, only)
+    warn_degenerate(tasks)
     hyperparameters = parse_hp_args(list(hp_args)) or None
     ex = None
     if executor and executor != "local":  # e.g. dask-local or dask://HOST:PORT

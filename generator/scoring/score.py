@@ -216,8 +216,11 @@ def _trace_arrays(task: Task, traces: list[Trace]) -> tuple[np.ndarray, np.ndarr
     return times, best
 
 
-def _values_in_range(times, values, time_range, check=True):
-    """The package's _get_curve_over_time_values_in_range: pooled points near the time range."""
+def _values_in_range(times, values, time_range, check=True, carry=False):
+    """The package's _get_curve_over_time_values_in_range: pooled points near the time range.
+
+    carry: also keep each repeat's last valid point before the range, so that a run's best-so-far
+    holds from there on (the package drops those points; it refuses runs that need them)."""
     num_repeats = values.shape[1]
     keep = ~np.isnan(values).all(axis=1)
     times = times[keep].reshape(-1, num_repeats)
@@ -239,6 +242,11 @@ def _values_in_range(times, values, time_range, check=True):
     if check and not np.all(np.count_nonzero(in_range, axis=0) > 1):
         raise _TooShort("not enough evaluations in the time range in some repeat")
     mask = in_range & ~np.isnan(values)
+    if carry:
+        with np.errstate(invalid="ignore"):
+            before = (times < lo) & ~np.isnan(values)
+        for j in np.flatnonzero(before.any(axis=0)):
+            mask[np.flatnonzero(before[:, j])[-1], j] = True
     return times[mask], values[mask], stop_time
 
 
@@ -272,10 +280,10 @@ def _bagged_isotonic(x, y, x_new, increasing, num_repeats, random_state):
     return br.fit(x.reshape(-1, 1), y).predict(x_new.reshape(-1, 1))
 
 
-def _curve_over_time(basis: ScoreBasis, times, values, num_repeats, curve, random_state, check=True):
+def _curve_over_time(basis: ScoreBasis, times, values, num_repeats, curve, random_state, check=True, carry=False):
     """Best-so-far objective over basis.time_range, as the package computes it."""
     tr = basis.time_range
-    x, v, stop_time = _values_in_range(times, values, tr, check=check)
+    x, v, stop_time = _values_in_range(times, values, tr, check=check, carry=carry)
     dist = basis.dist
     if x.size == 0:
         return np.full(tr.shape, dist[-1] if basis.minimization else dist[0])
@@ -346,21 +354,23 @@ def score_traces(task: Task, traces: list[Trace], curve: str = "bagging",
     if isinstance(random_state, (int, np.integer)):
         random_state = np.random.RandomState(int(random_state))
     times, values = _trace_arrays(task, traces)
-    note = ""
+    curves = [standardise(basis, _repeat_curve(task, basis, t)) for t in traces]
+    per_repeat = tuple(float(np.mean(c)) for c in curves)
     try:
-        c = _curve_over_time(basis, times, values, len(traces), curve, random_state)
+        p = standardise(basis, _curve_over_time(basis, times, values, len(traces), curve, random_state))
+        note = ""
     except _TooShort as exc:
-        note = f"package checks failed ({exc}); scored without them"
-        c = _curve_over_time(basis, times, values, len(traces), curve, random_state, check=False)
-    p = standardise(basis, c)
-    per_repeat = tuple(_single_repeat_score(task, basis, t) for t in traces)
+        # the package refuses these runs (some stop before or early in the time range); each
+        # repeat's best-so-far holds to the end of the range, and P is the mean over repeats
+        note = f"package checks failed ({exc}); scored as the mean of the repeats, each holding its best-so-far"
+        p = np.mean(curves, axis=0)
     return TaskScore(float(np.mean(p)), float(np.std(per_repeat)), per_repeat, float(np.std(p)), note)
 
 
-def _single_repeat_score(task: Task, basis: ScoreBasis, trace: Trace) -> float:
+def _repeat_curve(task: Task, basis: ScoreBasis, trace: Trace) -> np.ndarray:
+    """One run's best-so-far over the time range (isotonic, deterministic), held after it stops."""
     times, values = _trace_arrays(task, [trace])
-    c = _curve_over_time(basis, times, values, 1, "isotonic", None, check=False)
-    return float(np.mean(standardise(basis, c)))
+    return _curve_over_time(basis, times, values, 1, "isotonic", None, check=False, carry=True)
 
 
 def _score_fevals(task: Task, basis: ScoreBasis, traces: list[Trace]) -> TaskScore:
