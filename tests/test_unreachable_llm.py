@@ -57,7 +57,9 @@ def test_unreachable_llm_spends_no_budget_and_resume_asks_again_with_the_same_id
 def test_one_unanswered_request_is_asked_again_in_the_run(env, tmp_path):
     run = tmp_path / "run"
     with FakeLLMServer(reply_for) as server:
-        cfg = write_campaign(tmp_path / "c.toml", server.base_url, run, budget=5, retries=1, llm="concurrency = 1")
+        # no re-asks of near-copies (max_similarity 1.0), so every request beyond the five answers is the retry
+        cfg = write_campaign(tmp_path / "c.toml", server.base_url, run, budget=5, retries=1, llm="concurrency = 1",
+                             extra="[novelty]\nmax_similarity = 1.0")
         server.push(("status", 500), ("status", 500))  # c0001's first request gets no answer (tried twice)
         summary = run_campaign(cfg, progress=False, evaluate=fake_evaluate)
         asked = len(server.requests)
