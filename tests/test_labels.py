@@ -48,3 +48,46 @@ def test_export_of_a_candidate_never_tuned_says_not_tuned(tmp_path, capsys):
     assert main(["export", str(run_dir), "--name", "untuned_cli", "--out", str(tmp_path / "pkg")]) == 0
     out = capsys.readouterr().out
     assert "not tuned" in out and "defaults kept" not in out
+
+
+def test_report_hpo_table_shows_the_values_used_and_every_trial(tmp_path):
+    """Best trial not kept: the table says the defaults are used; trials count complete, pruned and failed."""
+    import dataclasses
+
+    from run_fixture import build_run
+
+    from generator.review.lineage import Lineage
+    from generator.review.report import report_data
+    from generator.tuning.hpo import HpoResult, SplitScores, write_result
+
+    run = build_run(tmp_path)
+    base = HpoResult(candidate_id="c0005", class_name="Search", study_name="c0005", storage="sqlite:///hpo.db",
+                     hyperparameters={"restarts": {"type": "int", "low": 1, "high": 8, "default": 2}},
+                     defaults={"restarts": 2}, best_params={"restarts": 4}, best_value=0.61,
+                     trials={"complete": 5, "pruned": 2, "failed": 1, "interrupted": 1, "requested": 8},
+                     train=SplitScores(["t/A"], 0.52, 0.50), test=SplitScores(["t/B"], 0.40, 0.38),
+                     repeats=3, seed=1, report_seed=2, wall_s=12.0, accepted=False)
+    write_result(run, base)
+    write_result(run, dataclasses.replace(base, candidate_id="c0003", accepted=True,
+                                          trials={"complete": 8, "pruned": 0, "failed": 0, "requested": 8}))
+    rows = {r[0]: r for r in report_data(Lineage.load(run))["hpo_table"]}
+    cid, trials, train, test, values = rows["c0005"]
+    assert trials == "8 (5 complete, 2 pruned, 1 failed), 1 interrupted and run again"
+    assert values == "defaults kept (best trial's restarts=4 did not beat them on fresh seeds)"
+    assert train == "0.520 → 0.500 (not kept)" and test == "0.400 → 0.380 (not kept)"
+    assert rows["c0003"][1] == "8 (8 complete)" and rows["c0003"][4] == "restarts=4"
+    assert rows["c0003"][2] == "0.520 → 0.500"
+
+
+def test_operators_chart_does_not_count_duplicates_as_evaluated(tmp_path):
+    """A duplicate is recorded with its original's score but never run: its own bar, not "evaluated"."""
+    from run_fixture import build_run
+
+    from generator.review.lineage import Lineage
+    from generator.review.plots import operator_shares
+
+    stats = Lineage.load(build_run(tmp_path)).operator_stats()
+    shares = operator_shares(stats)
+    refine = [s.operator for s in stats].index("refine")  # c0003 worked, c0006 copies it, c0007 timed out
+    assert shares["evaluated without error"][refine] == 1 / 3
+    assert shares["duplicate, not evaluated"][refine] == 1 / 3

@@ -87,8 +87,38 @@ def report_data(lineage: Lineage) -> dict:
         "errors": {str(g): dict(k) for g, k in lineage.error_kinds().items()},
         "usage": lineage.usage(),
         "hpo": lineage.hpo_results(),
+        "hpo_table": [hpo_row(cid, r) for cid, r in lineage.hpo_results().items()],
         "diversity": _diversity(lineage),
     }
+
+
+def hpo_row(cid: str, result: dict) -> list[str]:
+    """One row of the report's HPO table: trials by outcome, scores, and the values the export uses."""
+    trials = result.get("trials") or {}
+    outcomes = [(trials.get(k) or 0, k) for k in ("complete", "pruned", "failed")]
+    ran = f"{sum(n for n, _ in outcomes)} ({', '.join(f'{n} {k}' for n, k in outcomes if n) or 'none'})"
+    if trials.get("interrupted"):  # killed or stopped, then run again: not a failure of the candidate
+        ran += f", {trials['interrupted']} interrupted and run again"
+    kept = result.get("accepted", True)
+    defaults = result.get("defaults") or {}
+    changed = ", ".join(f"{k}={v}" for k, v in (result.get("best_params") or {}).items() if defaults.get(k) != v)
+    if not changed:
+        values = "defaults kept (the best trial used them)"
+    elif kept:
+        values = changed
+    else:
+        values = f"defaults kept (best trial's {changed} did not beat them on fresh seeds)"
+
+    def split(s: dict | None) -> str:
+        if not isinstance(s, dict):
+            return "–"
+        return f"{_p(s.get('before'))} → {_p(s.get('after'))}" + ("" if kept else " (not kept)")
+
+    return [cid, ran, split(result.get("train")), split(result.get("test")), values]
+
+
+def _p(score) -> str:
+    return f"{score:.3f}" if isinstance(score, (int, float)) else "–"
 
 
 def _diversity(lineage: Lineage) -> list[dict]:
