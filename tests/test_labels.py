@@ -91,3 +91,55 @@ def test_operators_chart_does_not_count_duplicates_as_evaluated(tmp_path):
     refine = [s.operator for s in stats].index("refine")  # c0003 worked, c0006 copies it, c0007 timed out
     assert shares["evaluated without error"][refine] == 1 / 3
     assert shares["duplicate, not evaluated"][refine] == 1 / 3
+
+
+def test_bench_record_usage_line_does_not_call_the_synthesizer_an_llm(tmp_path):
+    """`bench --record` with the offline synthesizer: its usage line names the synthesizer, not an "LLM"."""
+    from generator.guided.run import usage_line
+    from generator.llm.records import Exchange
+
+    for model, who in (("synth/components", "offline synthesizer (no LLM) ("), ("openai/gpt-4o-mini", "LLM (")):
+        archive = Archive.create(tmp_path / model.replace("/", "_"), {"name": "bench"})
+        archive.append_exchange(Exchange(id="x1", purpose="llm_guided", model=model, messages=[], reply="[]",
+                                         prompt_tokens=10, completion_tokens=5))
+        line = usage_line(str(archive.run_dir))
+        assert line.startswith(who), line
+        assert ": 1 call, " in line, line
+
+
+def test_long_description_is_cut_at_a_word_with_an_ellipsis():
+    """A 400-character first line becomes at most 300 characters, ending at a whole word and "…"."""
+    from generator.llm.prompts import extract_reply
+
+    words = " ".join(f"word{i:03d}" for i in range(60))  # 479 characters
+    reply = extract_reply(f"{words}\n\n```python\nclass A:\n    def __call__(self, func, searchspace):\n"
+                          "        pass\n```\n")
+    assert len(reply.description) <= 300 and reply.description.endswith("…")
+    kept = reply.description[:-1].split(" ")
+    assert kept == words.split(" ")[:len(kept)], "cut inside a word"
+    short = extract_reply("A short one.\n\n```python\nclass A:\n    def __call__(self, f, s):\n        pass\n```\n")
+    assert short.description == "A short one."
+
+
+def test_budget_of_one_candidate_is_singular(tmp_path):
+    """A finished one-candidate campaign says "budget of 1 candidate spent"."""
+    import json
+
+    from generator.campaign.loop import run_campaign
+
+    campaign = tmp_path / "one.toml"
+    campaign.write_text(f"""name = "one"
+[llm]
+model = "synth/components"
+[evolution]
+budget = 1
+[tasks]
+train = ["problem:gemm/H200"]
+[evaluation]
+repeats = 1
+[output]
+run_dir = "{tmp_path / 'run'}"
+""")
+    summary = run_campaign(campaign, progress=False)
+    assert summary.state == "finished"
+    assert json.loads((tmp_path / "run" / "status.json").read_text())["reason"] == "budget of 1 candidate spent"

@@ -188,7 +188,8 @@ class Campaign:
         # sandbox runs (task x repeat) of the candidates evaluated in this session
         self._eval_bar = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=not self.progress,
                               dynamic_ncols=True, position=1)
-        state, reason = "finished", f"budget of {self.cfg.evolution.budget} candidates spent"
+        n = self.cfg.evolution.budget
+        state, reason = "finished", f"budget of {n} candidate{'s' if n != 1 else ''} spent"
         if self.done and self.progress:
             print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
                   "scores are reused", file=sys.stderr)
