@@ -1,4 +1,4 @@
-"""One self-contained HTML report of a run, plus its figures as PNG files beside it.
+"""One self-contained HTML report of a run, plus its figures as PNG files in a folder beside it.
 
 The page needs no network: styles, script, data and figures are inline. Everything an LLM (or the
 synthesizer) wrote -- code, descriptions, prompts, replies -- travels as JSON inside a
@@ -33,21 +33,24 @@ class ReportResult:
 
 
 def build_report(run_dir, output=None) -> ReportResult:
-    """Write RUN_DIR's report (default RUN_DIR/report/report.html) and its PNG figures beside it."""
+    """Write RUN_DIR's report (default RUN_DIR/report/report.html) and its PNG figures in <name>_files/ beside it."""
     lineage = Lineage.load(run_dir)
     html = Path(output) if output else lineage.run_dir / "report" / "report.html"
     html.parent.mkdir(parents=True, exist_ok=True)
     data = report_data(lineage)
     pngs = _write_figures(lineage, data, html)
-    html.write_text(render_html(data, {p.stem.split("-", 1)[-1]: p for p in pngs}), encoding="utf-8")
+    html.write_text(render_html(data, {p.stem: p for p in pngs}), encoding="utf-8")
     return ReportResult(html, pngs)
 
 
 def _write_figures(lineage: Lineage, data: dict, html: Path) -> list[Path]:
     from generator.review import plots as plots
 
+    figures = html.with_name(f"{html.stem}_files")  # one folder beside the page, as browsers save pages
+    figures.mkdir(exist_ok=True)
+
     def out(name: str) -> Path:
-        return html.with_name(f"{html.stem}-{name}.png")
+        return figures / f"{name}.png"
 
     top = data["top"]
     made = [plots.convergence(lineage, out("convergence")),
