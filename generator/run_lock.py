@@ -52,7 +52,8 @@ def _not_usable(run_dir: Path, exc: OSError, command: str = "run") -> TunesmithE
     if command == "run":
         fix = "choose another output.run_dir (or --run-dir) where you may write"
     else:  # resume and hpo take the run directory itself and have no --run-dir
-        fix = f"copy the run directory where you may write (cp -r {run_dir} NEW_DIR) and give `tunesmith {command}` that"
+        fix = (f"copy the run directory where you may write (cp -r {run_dir} NEW_DIR) and give "
+               f"`tunesmith {command}` that")
     return ArchiveError(f"{run_dir}: cannot write the run directory: {why}; {fix}")
 
 

@@ -357,5 +357,6 @@ def usage_line(run_dir: str) -> str:
     u = usage.to_dict()
     # the offline synthesizer is not an LLM, and is never called one (as in a campaign's summary)
     who = "offline synthesizer (no LLM)" if models and all(m.startswith("synth/") for m in models) else "LLM"
-    return (f"{who} ({run_dir}): {u['calls']} call{'s' if u['calls'] != 1 else ''}, {u['tokens']} tokens ({u['prompt_tokens']} prompt + "
+    calls = f"{u['calls']} call{'s' if u['calls'] != 1 else ''}"
+    return (f"{who} ({run_dir}): {calls}, {u['tokens']} tokens ({u['prompt_tokens']} prompt + "
             f"{u['completion_tokens']} completion), {u['cost_usd']:.4f} USD")
