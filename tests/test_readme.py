@@ -69,3 +69,13 @@ def test_every_tunesmith_subcommand_the_readme_names_exists():
     assert {"run", "status", "export"} <= named, "the extraction broke"
     unknown = sorted(named - set(COMMANDS))
     assert not unknown, f"README.md names `tunesmith` subcommands that do not exist: {unknown}"
+
+
+def test_licence_file_matches_the_package_metadata_and_the_readme():
+    """A LICENSE file exists, pyproject declares the same licence, and the README says what it covers."""
+    import tomllib
+
+    text = (ROOT / "LICENSE").read_text()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
+    assert text.startswith(f"{declared} License")
+    assert "## Licence" in README and "problems/caches/" in README.split("## Licence")[1]
