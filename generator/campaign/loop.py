@@ -303,8 +303,8 @@ def render_prompt(config_path, operator: str = "new") -> list[dict]:
     """The messages the campaign's first prompt of `operator` would send (parents shown as placeholders)."""
     from generator.llm.prompts import PromptBuilder
 
-    cfg = load_config(campaign_file(config_path))
-    cfg, _ = resolve_paths(cfg, campaign_file(config_path).parent)
+    config_path = campaign_file(config_path)  # campaigns/NAME.toml: the shipped one outside a checkout
+    cfg, _ = resolve_paths(load_config(config_path), config_path.parent)
     builder = PromptBuilder(load_task_set(cfg.tasks.train, cfg.tasks), cfg.prompts)
     example = ("class RandomSearch:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n"
                "        self.budget = budget\n\n    def __call__(self, func, searchspace):\n"

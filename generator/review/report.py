@@ -33,7 +33,7 @@ class ReportResult:
 
 
 def build_report(run_dir, output=None) -> ReportResult:
-    """Write RUN_DIR's report (default RUN_DIR/report/report.html) and its PNG figures in <name>_files/ beside it."""
+    """Write RUN_DIR's report (default RUN_DIR/report/report.html), its PNG figures in <name>_files/ beside it."""
     lineage = Lineage.load(run_dir)
     html = Path(output) if output else lineage.run_dir / "report" / "report.html"
     html.parent.mkdir(parents=True, exist_ok=True)
