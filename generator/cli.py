@@ -12,8 +12,17 @@ from generator.errors import TunesmithError
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
 
+# What `tunesmith --help` says (the module docstring above is for developers).
+DESCRIPTION = ("Generate optimization algorithms for GPU auto-tuning with an LLM (or the offline synthesizer), "
+               "score them on search spaces, tune them with Optuna and export them as Kernel Tuner strategies. "
+               "Start with: tunesmith run campaigns/quickstart.toml")
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tunesmith", description=__doc__.splitlines()[0])
+    from generator import __version__
+
+    parser = argparse.ArgumentParser(prog="tunesmith", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"tunesmith {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (setup, handler, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
@@ -69,7 +78,8 @@ def _cmd_show(args) -> int:
 
 def _setup_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory (finished, running or interrupted)")
-    p.add_argument("-o", "--output", help="HTML file to write (default RUN_DIR/report/report.html); PNGs go beside it")
+    p.add_argument("-o", "--output", help="HTML file to write (default RUN_DIR/report/report.html); "
+                                          "PNGs go in NAME_files/ beside it")
 
 
 def _cmd_report(args) -> int:
@@ -222,7 +232,8 @@ def _cmd_export(args) -> int:
     exported = export_run(args.run_dir, args.name, args.id, args.out, overwrite=args.force)
     print(f"exported {exported.candidate_id} -> {exported.module}")
     print(f"report:  {exported.report}")
-    print(f"tuned values: {exported.tuned_values or 'defaults kept'}")
+    print(f"tuned values: {exported.tuned_values or 'defaults kept'}" if exported.tuned else
+          f"not tuned (no HPO result; `tunesmith hpo {args.run_dir} --id {exported.candidate_id}` tunes it)")
     return 0
 
 
@@ -255,7 +266,9 @@ COMMANDS["cache"] = (_setup_cache, _cmd_cache, "build measured search spaces of 
 def _setup_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="Python file with one optimizer class (the candidate interface)")
     p.add_argument("--tasks", action="append", required=True,
-                   help="benchmark-hub directory or cache file (repeatable)")
+                   help="tasks, as in a campaign's [tasks] train: hub:APP/GPU, hub:APP, problem:NAME[/GPU], "
+                        "live:NAME[,fevals=N][,seconds=S], a Kernel Tuner cache file, a problem.toml or a "
+                        "benchmark-hub directory (repeatable)")
     p.add_argument("--task", action="append", dest="only", help="keep tasks whose name contains this (repeatable)")
     p.add_argument("--repeats", type=int, default=10, help="runs per task (default 10)")
     p.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds per run (default 30)")

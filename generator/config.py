@@ -395,3 +395,15 @@ def blocking_changes(old: dict, new: dict) -> list[str]:
     old = {**{k: v for k, v in new.items() if k not in old and v == _section_default(k)}, **old}
     return [k for k in config_changes(old, new)
             if not any(k == r or k.startswith(r + ".") for r in RESUMABLE_CHANGES)]
+
+
+def campaign_file(path) -> Path:
+    """The campaign file at `path`; else, for `campaigns/NAME.toml`, the copy shipped inside the package."""
+    path = Path(path)
+    if not path.exists() and path.parent == Path("campaigns"):  # installed from a wheel, run outside a checkout
+        import importlib.resources
+
+        shipped = Path(str(importlib.resources.files("generator") / "campaigns" / path.name))
+        if shipped.is_file():
+            return shipped
+    return path

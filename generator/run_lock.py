@@ -38,7 +38,7 @@ class RunLocked(TunesmithError):
     """Another process works on this run directory."""
 
 
-def _not_usable(run_dir: Path, exc: OSError) -> TunesmithError:
+def _not_usable(run_dir: Path, exc: OSError, command: str = "run") -> TunesmithError:
     """One line for a run directory that cannot be created or written."""
     from generator.archive import ArchiveError
 
@@ -49,8 +49,12 @@ def _not_usable(run_dir: Path, exc: OSError) -> TunesmithError:
         why = f"{parent or run_dir} is not writable ({exc.strerror})"
     else:
         why = exc.strerror or str(exc)
-    return ArchiveError(f"{run_dir}: cannot write the run directory: {why}; choose another output.run_dir "
-                        "(or --run-dir) where you may write")
+    if command == "run":
+        fix = "choose another output.run_dir (or --run-dir) where you may write"
+    else:  # resume and hpo take the run directory itself and have no --run-dir
+        fix = (f"copy the run directory where you may write (cp -r {run_dir} NEW_DIR) and give "
+               f"`tunesmith {command}` that")
+    return ArchiveError(f"{run_dir}: cannot write the run directory: {why}; {fix}")
 
 
 def _holder_pid(fd: int, shared: bool) -> int | None:
@@ -141,14 +145,14 @@ def run_lock(run_dir, command: str, shared: bool = False):
         run_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise _not_usable(run_dir, exc) from None
+        raise _not_usable(run_dir, exc, command) from None
     try:
         fcntl.lockf(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except OSError as exc:
         holder = _describe(path, _holder_pid(fd, shared)) if exc.errno in (errno.EAGAIN, errno.EACCES) else ""
         os.close(fd)
         if not holder:
-            raise _not_usable(run_dir, exc) from None
+            raise _not_usable(run_dir, exc, command) from None
         raise RunLocked(f"{run_dir}: in use by {holder}; wait until it ends or stop it, then try again "
                         "(one campaign writes a run directory at a time; `hpo` processes may share one)") from None
     # note who holds it: the refusal names the command, and the PID where the lock query gives none

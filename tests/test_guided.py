@@ -218,7 +218,7 @@ def test_bench_cli_runs_llm_guided_and_hybrids_and_replays_them(task, tmp_path, 
             "llm_guided:batch=4", "--repeats", "2", "--workers", "2", "--no-progress", "--record", str(rec)]
     assert main(args + ["--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "llm_guided:batch=4+random_sample" in text and "LLM (" in text
+    assert "llm_guided:batch=4+random_sample" in text and "offline synthesizer (no LLM) (" in text  # not "LLM"
     first = json.loads(out.read_text())["results"]
     lines = (rec / "exchanges.jsonl").read_text().splitlines()
     assert lines and all(json.loads(x)["purpose"].startswith("llm_guided") for x in lines)

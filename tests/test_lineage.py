@@ -35,7 +35,8 @@ def test_ancestry_best_path_and_improvement(run):
 def test_operator_stats_convergence_errors_usage(run):
     lineage = Lineage.load(run)
     stats = {s.operator: s for s in lineage.operator_stats()}
-    assert (stats["refine"].candidates, stats["refine"].succeeded, stats["refine"].improved) == (3, 2, 1)
+    assert (stats["refine"].candidates, stats["refine"].succeeded, stats["refine"].improved) == (3, 1, 1)
+    assert stats["refine"].duplicates == 1  # c0006 copies c0003: recorded, never evaluated
     assert stats["new"].with_parent == 0 and stats["new"].new_best == 1
     assert stats["simplify"].new_best == 1 and stats["fix"].improved == 1
     points = lineage.convergence()

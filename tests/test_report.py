@@ -36,7 +36,8 @@ def test_writes_html_and_the_figures_beside_it(report):
     assert result.html == run / "report" / "report.html"
     names = sorted(p.name for p in result.pngs)
     # (diversity: the fixture's code is two programs, c0003 samples 20 where the others sample 10)
-    assert names == [f"report-{n}.png" for n in ("convergence", "diversity", "errors", "heatmap", "operators", "usage")]
+    assert names == [f"{n}.png" for n in ("convergence", "diversity", "errors", "heatmap", "operators", "usage")]
+    assert {p.parent for p in result.pngs} == {run / "report" / "report_files"}  # one folder beside the page
     for png in result.pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert html.count('src="data:image/png;base64,') == len(names)
@@ -109,4 +110,15 @@ def test_cli_report_with_output_path(tmp_path, capsys):
     out = tmp_path / "paper" / "r.html"
     assert main(["report", str(run), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert f"report: {out}" in printed and (tmp_path / "paper" / "r-convergence.png").exists()
+    assert f"report: {out}" in printed and (tmp_path / "paper" / "r_files" / "convergence.png").exists()
+
+
+def test_cli_report_in_the_current_folder_writes_the_page_and_one_folder(tmp_path, monkeypatch):
+    """`report RUN -o report.html` (the README's) leaves report.html and report_files/, not seven files."""
+    run = build_run(tmp_path / "r")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["report", str(run), "-o", "report.html"]) == 0
+    assert sorted(p.name for p in here.iterdir()) == ["report.html", "report_files"]
+    assert len(list((here / "report_files").glob("*.png"))) >= 5

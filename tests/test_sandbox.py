@@ -254,10 +254,9 @@ def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir, py
     try:
         exe = sys.executable
         if python == "venv":
-            import venv
+            from nested_venv import make_nested_venv
 
-            venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(tmp_path / "venv")
-            exe = str(tmp_path / "venv" / "bin" / "python")
+            exe = str(make_nested_venv(tmp_path / "venv")[0])
         _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)

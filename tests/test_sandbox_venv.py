@@ -15,12 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 
 import pytest
 
 from generator.sandbox.jobs import PROJECT_ROOT, interpreter_paths
+from nested_venv import make_nested_venv
 
 SCRIPT = '''
 import json, sys
@@ -67,18 +67,15 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def _make_venv(where: Path) -> Path:
-    """A venv (system site-packages visible) with its own copy of numpy: it shadows the system one."""
+    """A venv (this process's packages visible) with its own copy of numpy: it shadows the system one."""
     import numpy
 
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(where)
-    python = where / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    python, purelib = make_nested_venv(where)
     np_dir = Path(numpy.__file__).parent
     for name in (np_dir.name, np_dir.name + ".libs"):  # numpy.libs: the wheel's bundled OpenBLAS
         if (np_dir.parent / name).is_dir():
             _link_or_copy(np_dir.parent / name, Path(purelib) / name)
-    return python, Path(purelib)
+    return python, purelib
 
 
 def _parent_dir(kind: str) -> Path:

@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.config import (CampaignConfig, ConfigError, blocking_changes, check_budget, load_config, parse_config,
+from generator.config import (CampaignConfig, ConfigError, blocking_changes, campaign_file, check_budget, load_config,
+                              parse_config,
                               with_legacy_values)
 from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
@@ -174,7 +175,8 @@ class Campaign:
         # sandbox runs (task x repeat) of the candidates evaluated in this session
         self._eval_bar = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=not self.progress,
                               dynamic_ncols=True, position=1)
-        state, reason = "finished", f"budget of {self.cfg.evolution.budget} candidates spent"
+        n = self.cfg.evolution.budget
+        state, reason = "finished", f"budget of {n} candidate{'s' if n != 1 else ''} spent"
         if self.done and self.progress:
             print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
                   "scores are reused", file=sys.stderr)
@@ -245,7 +247,7 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
 def run_campaign(config_path, run_dir: str | None = None, budget: int | None = None, progress: bool = True,
                  evaluate=None, completion=None, executor: str | None = None) -> Summary:
     """Start the campaign of a TOML file, or continue it if its run directory already holds it."""
-    config_path = Path(config_path)
+    config_path = campaign_file(config_path)
     cfg = load_config(config_path)
     if run_dir:
         cfg.output.run_dir = run_dir
@@ -295,8 +297,8 @@ def render_prompt(config_path, operator: str = "new") -> list[dict]:
     """The messages the campaign's first prompt of `operator` would send (parents shown as placeholders)."""
     from generator.llm.prompts import PromptBuilder
 
-    cfg = load_config(config_path)
-    cfg, _ = resolve_paths(cfg, Path(config_path).parent)
+    config_path = campaign_file(config_path)  # campaigns/NAME.toml: the shipped one outside a checkout
+    cfg, _ = resolve_paths(load_config(config_path), config_path.parent)
     builder = PromptBuilder(load_task_set(cfg.tasks.train, cfg.tasks), cfg.prompts)
     example = ("class RandomSearch:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n"
                "        self.budget = budget\n\n    def __call__(self, func, searchspace):\n"

@@ -46,6 +46,9 @@ class Provenance:
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
 
 
+NOT_TUNED = "not tuned"  # no `tunesmith hpo` result: nothing was tried, so nothing failed or was kept
+
+
 def _fmt(score) -> str:
     return "failed" if score is None else f"{score:.3f}"
 
@@ -82,9 +85,9 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
         if s:
             tasks = ", ".join(s.get("tasks", []))
             label = "tuned" if prov.hpo.get("accepted", True) else "best trial's values (not kept)"
+            after = f"{label} {_fmt(s.get('after'))}" if prov.hpo else NOT_TUNED
             reps = f"; {prov.hpo['report_repeats']} repeats per task" if prov.hpo.get("report_repeats") else ""
-            lines.append(f"- score P on {split} tasks ({tasks}{reps}): default {_fmt(s.get('before'))}, "
-                         f"{label} {_fmt(s.get('after'))}")
+            lines.append(f"- score P on {split} tasks ({tasks}{reps}): default {_fmt(s.get('before'))}, {after}")
     if prov.hpo:
         kept = "defaults kept" if prov.hpo.get("accepted", True) else \
             "defaults kept (the best trial did not beat them on fresh seeds)"
@@ -239,6 +242,7 @@ class Exported:
     report: Path
     candidate_id: str
     tuned_values: dict
+    tuned: bool = True  # a `tunesmith hpo` result exists for it (its values may still be the defaults)
 
 
 def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None = None,
@@ -266,7 +270,7 @@ def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None 
     prov = provenance_of(archive, candidate, result)
     path = write_module(name, module_source(name, source, prov, values), out_dir, overwrite)
     report = write_report(path, name, prov, values)
-    return Exported(path, report, candidate.id, values)
+    return Exported(path, report, candidate.id, values, tuned=result is not None)
 
 
 def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Path:
@@ -276,7 +280,7 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
              f"- campaign: {prov.campaign} (run `{prov.run_dir}`)",
              f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
              f"- written by: {prov.generator}", f"- exported: {prov.date}",
-             f"- tuned values: `{_short(values) if values else 'defaults kept'}`"]
+             f"- tuned values: `{_short(values) if values else 'defaults kept'}`" if hpo else f"- {NOT_TUNED}"]
     if hpo:
         lines.append(f"- Optuna: {hpo.get('trials')} trials ({hpo.get('pruned', 0)} pruned), {hpo.get('repeats')} "
                      f"repeats per task each; study `{hpo.get('study')}`")
@@ -293,7 +297,7 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
         s = prov.scores.get(split)
         if s:
             lines.append(f"| {', '.join(s.get('tasks', []))} | {split} | {_fmt(s.get('before'))} | "
-                         f"{_fmt(s.get('after'))} |")
+                         f"{_fmt(s.get('after')) if hpo else NOT_TUNED} |")
     path = module.parent / "reports" / f"{name}.md"
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines) + "\n")

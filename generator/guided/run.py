@@ -350,9 +350,13 @@ def usage_line(run_dir: str) -> str:
     from generator.archive import Archive
     from generator.llm.client import Usage
 
-    usage = Usage()
+    usage, models = Usage(), set()
     for ex in Archive.open(run_dir).exchanges():
         usage.add(ex)
+        models.add(ex.model or "")
     u = usage.to_dict()
-    return (f"LLM ({run_dir}): {u['calls']} calls, {u['tokens']} tokens ({u['prompt_tokens']} prompt + "
+    # the offline synthesizer is not an LLM, and is never called one (as in a campaign's summary)
+    who = "offline synthesizer (no LLM)" if models and all(m.startswith("synth/") for m in models) else "LLM"
+    calls = f"{u['calls']} call{'s' if u['calls'] != 1 else ''}"
+    return (f"{who} ({run_dir}): {calls}, {u['tokens']} tokens ({u['prompt_tokens']} prompt + "
             f"{u['completion_tokens']} completion), {u['cost_usd']:.4f} USD")

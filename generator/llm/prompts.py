@@ -9,6 +9,7 @@ synthesizer reads it as an LLM would. Users may override any template with [prom
 from __future__ import annotations
 
 import ast
+import importlib.resources
 import json
 import re
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ import jinja2
 from generator.errors import TunesmithError
 from generator.scoring.fitness import CandidateError
 
-BUILTIN_TEMPLATES = Path(__file__).resolve().parents[2] / "prompts"
+# Shipped inside the package (generator/prompts links to the checkout's prompts/), so a wheel has them too.
+BUILTIN_TEMPLATES = Path(str(importlib.resources.files("generator") / "prompts")).resolve()
 OPERATORS = ("new", "refine", "simplify", "fix")
 PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing", "nearcopy") + tuple(f"op_{o}" for o in OPERATORS)
 

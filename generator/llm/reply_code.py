@@ -173,6 +173,19 @@ def _looks_cut(code: str) -> bool:
         return (exc.lineno or 0) >= last - 1 or "was never closed" in str(exc.msg) or "EOF" in str(exc.msg)
 
 
+MAX_DESCRIPTION = 300  # characters: a description is one line in tables and prompts
+
+
+def _clip(line: str, limit: int = MAX_DESCRIPTION) -> str:
+    """At most `limit` characters, cut at a word boundary with an ellipsis that says it was cut."""
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 1]
+    if " " in cut[limit // 2:]:  # a word boundary in the second half: cut there, not mid-word
+        cut = cut[:cut.rfind(" ")]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
 def description(text: str, found: Found) -> str:
     """One line: the first prose line before the code, else the code's first comment, else the class name."""
     head = normalise_newlines(text or "")[:found.start]
@@ -181,12 +194,12 @@ def description(text: str, found: Found) -> str:
             continue
         line = re.sub(r"\*\*|`", "", re.sub(r"^[#\s]+", "", line)).strip().strip("*").strip()
         if line:
-            return printable(line[:300], newlines=False)  # an LLM wrote it: no terminal escapes
+            return printable(_clip(line), newlines=False)  # an LLM wrote it: no terminal escapes
     for line in (found.code or "").splitlines():
         s = line.strip()
         text = re.sub(r"^[#\s]+", "", s)
         if s.startswith("#") and not s.startswith(("#!", "# tunesmith-synth:")) and text:
-            return printable(text[:300], newlines=False)
+            return printable(_clip(text), newlines=False)
     m = re.search(r"^class (\w+)", found.code or "", re.M)
     return m.group(1) if m else ""
 

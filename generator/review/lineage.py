@@ -41,11 +41,12 @@ class OperatorStats:
 
     operator: str
     candidates: int
-    succeeded: int  # evaluated without error
+    succeeded: int  # evaluated without error (a duplicate is not evaluated: it is counted in `duplicates`)
     with_parent: int  # candidates that had at least one parent to compare with
     improved: int  # scored above the best of their parents (a failed parent counts as beaten)
     new_best: int  # set a new best score of the run when they appeared
     mean_delta: float | None  # mean score change against the best parent, over comparable pairs
+    duplicates: int = 0  # copies of an archived candidate, recorded with its score but never run
 
 
 @dataclass(frozen=True)
@@ -233,10 +234,11 @@ class Lineage:
         for op, cs in groups.items():
             deltas = [d for d in (self.delta(c.id) for c in cs) if d is not None]
             stats.append(OperatorStats(
-                operator=op, candidates=len(cs), succeeded=sum(c.ok for c in cs),
+                operator=op, candidates=len(cs), succeeded=sum(c.ok and not c.duplicate_of for c in cs),
                 with_parent=sum(bool(self.parents(c.id)) for c in cs),
                 improved=sum(self.improved(c.id) for c in cs), new_best=new_best[op],
-                mean_delta=sum(deltas) / len(deltas) if deltas else None))
+                mean_delta=sum(deltas) / len(deltas) if deltas else None,
+                duplicates=sum(bool(c.duplicate_of) for c in cs)))
         order = {"new": 0, "refine": 1, "simplify": 2, "fix": 3}
         return sorted(stats, key=lambda s: (order.get(s.operator, 9), s.operator))
 

@@ -11,6 +11,7 @@ from generator.review.lineage import Lineage
 
 DPI = 150
 OK_COLOUR, BEST_COLOUR, FAIL_COLOUR = "#4c72b0", "#dd8452", "#c44e52"
+DUPLICATE_COLOUR = "#999999"  # grey: a copy, neither a success nor a failure
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -69,6 +70,13 @@ def heatmap(names: list[str], tasks: list[str], matrix: list[list[float | None]]
     return _save(fig, path)
 
 
+def operator_shares(stats) -> dict[str, list[float]]:
+    """The Operators chart's bars: per operator, the share of its candidates in each outcome."""
+    return {"evaluated without error": [s.succeeded / s.candidates for s in stats],
+            "duplicate, not evaluated": [s.duplicates / s.candidates for s in stats],
+            "improved on its parent": [s.improved / s.with_parent if s.with_parent else 0.0 for s in stats]}
+
+
 def operators(lineage: Lineage, path: Path) -> Path | None:
     """Per operator: share of children that worked and share that beat their parents."""
     stats = lineage.operator_stats()
@@ -79,10 +87,9 @@ def operators(lineage: Lineage, path: Path) -> Path | None:
     fig = Figure(figsize=(6, 3.2))
     ax = fig.subplots()
     x = np.arange(len(stats))
-    worked = [s.succeeded / s.candidates for s in stats]
-    improved = [s.improved / s.with_parent if s.with_parent else 0.0 for s in stats]
-    ax.bar(x - 0.2, worked, 0.4, label="evaluated without error", color=OK_COLOUR)
-    ax.bar(x + 0.2, improved, 0.4, label="improved on its parent", color=BEST_COLOUR)
+    shares = operator_shares(stats)
+    for i, ((label, values), colour) in enumerate(zip(shares.items(), (OK_COLOUR, DUPLICATE_COLOUR, BEST_COLOUR))):
+        ax.bar(x + (i - 1) * 0.27, values, 0.27, label=label, color=colour)
     ax.set_xticks(x, [f"{s.operator}\n(n={s.candidates})" for s in stats])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of the operator's candidates")

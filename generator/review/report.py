@@ -1,4 +1,4 @@
-"""One self-contained HTML report of a run, plus its figures as PNG files beside it.
+"""One self-contained HTML report of a run, plus its figures as PNG files in a folder beside it.
 
 The page needs no network: styles, script, data and figures are inline. Everything an LLM (or the
 synthesizer) wrote -- code, descriptions, prompts, replies -- travels as JSON inside a
@@ -34,7 +34,7 @@ class ReportResult:
 
 
 def build_report(run_dir, output=None) -> ReportResult:
-    """Write RUN_DIR's report (default RUN_DIR/report/report.html) and its PNG figures beside it."""
+    """Write RUN_DIR's report (default RUN_DIR/report/report.html), its PNG figures in <name>_files/ beside it."""
     lineage = Lineage.load(run_dir)
     html = Path(output) if output else lineage.run_dir / "report" / "report.html"
     check_output_file(html, "give -o a file where you may write" if output else  # before any figure is drawn
@@ -42,15 +42,18 @@ def build_report(run_dir, output=None) -> ReportResult:
     html.parent.mkdir(parents=True, exist_ok=True)
     data = report_data(lineage)
     pngs = _write_figures(lineage, data, html)
-    html.write_text(render_html(data, {p.stem.split("-", 1)[-1]: p for p in pngs}), encoding="utf-8")
+    html.write_text(render_html(data, {p.stem: p for p in pngs}), encoding="utf-8")
     return ReportResult(html, pngs)
 
 
 def _write_figures(lineage: Lineage, data: dict, html: Path) -> list[Path]:
     from generator.review import plots as plots
 
+    figures = html.with_name(f"{html.stem}_files")  # one folder beside the page, as browsers save pages
+    figures.mkdir(exist_ok=True)
+
     def out(name: str) -> Path:
-        return html.with_name(f"{html.stem}-{name}.png")
+        return figures / f"{name}.png"
 
     top = data["top"]
     made = [plots.convergence(lineage, out("convergence")),
@@ -90,8 +93,38 @@ def report_data(lineage: Lineage) -> dict:
         "errors": {str(g): dict(k) for g, k in lineage.error_kinds().items()},
         "usage": lineage.usage(),
         "hpo": lineage.hpo_results(),
+        "hpo_table": [hpo_row(cid, r) for cid, r in lineage.hpo_results().items()],
         "diversity": _diversity(lineage),
     }
+
+
+def hpo_row(cid: str, result: dict) -> list[str]:
+    """One row of the report's HPO table: trials by outcome, scores, and the values the export uses."""
+    trials = result.get("trials") or {}
+    outcomes = [(trials.get(k) or 0, k) for k in ("complete", "pruned", "failed")]
+    ran = f"{sum(n for n, _ in outcomes)} ({', '.join(f'{n} {k}' for n, k in outcomes if n) or 'none'})"
+    if trials.get("interrupted"):  # killed or stopped, then run again: not a failure of the candidate
+        ran += f", {trials['interrupted']} interrupted and run again"
+    kept = result.get("accepted", True)
+    defaults = result.get("defaults") or {}
+    changed = ", ".join(f"{k}={v}" for k, v in (result.get("best_params") or {}).items() if defaults.get(k) != v)
+    if not changed:
+        values = "defaults kept (the best trial used them)"
+    elif kept:
+        values = changed
+    else:
+        values = f"defaults kept (best trial's {changed} did not beat them on fresh seeds)"
+
+    def split(s: dict | None) -> str:
+        if not isinstance(s, dict):
+            return "–"
+        return f"{_p(s.get('before'))} → {_p(s.get('after'))}" + ("" if kept else " (not kept)")
+
+    return [cid, ran, split(result.get("train")), split(result.get("test")), values]
+
+
+def _p(score) -> str:
+    return f"{score:.3f}" if isinstance(score, (int, float)) else "–"
 
 
 def _diversity(lineage: Lineage) -> list[dict]:

@@ -10,6 +10,7 @@ load as ordinary cached Tasks named `<name>/<GPU>`.
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import tomllib
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ import numpy as np
 from generator.errors import TunesmithError
 from generator.tasks.cache import Objective, Task, load_cache_task
 
-PROBLEMS_DIR = Path(__file__).resolve().parents[2] / "problems"  # the problems Tunesmith ships
+# The problems Tunesmith ships, inside the package (generator/problems links to the checkout's problems/).
+PROBLEMS_DIR = Path(str(importlib.resources.files("generator") / "problems")).resolve()
 LANGS = ("cupy", "C")  # Kernel Tuner backends a spec may name: CUDA through CuPy, C through g++
 FILLS = ("zeros", "random", "value")
 SPEC_KEYS = {"name", "description", "kernel_file", "kernel_name", "lang", "problem_size", "grid_div_x",

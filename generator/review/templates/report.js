@@ -242,11 +242,11 @@
   function operators() {
     const pct = (a, b) => (b ? Math.round((100 * a) / b) + "%" : "–");
     document.getElementById("operators").appendChild(table(
-      ["operator", "candidates", "worked", "improved on parent", "new best", "mean Δ vs parent"],
-      data.operators.map((s) => [s.operator, s.candidates, pct(s.succeeded, s.candidates),
+      ["operator", "candidates", "worked", "duplicates (not run)", "improved on parent", "new best", "mean Δ vs parent"],
+      data.operators.map((s) => [s.operator, s.candidates, pct(s.succeeded, s.candidates), s.duplicates,
         s.with_parent ? s.improved + "/" + s.with_parent + " (" + pct(s.improved, s.with_parent) + ")" : "–",
         s.new_best, typeof s.mean_delta === "number" ? (s.mean_delta >= 0 ? "+" : "") + fmt(s.mean_delta) : "–"]),
-      [false, true, true, true, true, true]));
+      [false, true, true, true, true, true, true]));
   }
 
   function errors() {
@@ -281,12 +281,9 @@
     if (!ids.length) return;
     const box = document.getElementById("hpo");
     box.replaceChildren();
-    const split = (s) => (s && typeof s === "object" ? fmt(s.before) + " → " + fmt(s.after) : "–");
-    const tuned = (r) => Object.entries(r.best_params || {}).filter(([k, v]) => !r.defaults || r.defaults[k] !== v)
-      .map(([k, v]) => k + "=" + v).join(", ") || "defaults kept";
-    box.appendChild(table(["candidate", "trials", "train P (default → tuned)", "test P (default → tuned)", "tuned values"],
-      ids.map((id) => { const r = data.hpo[id]; return [id, (r.trials && r.trials.complete) ?? "–", split(r.train), split(r.test), tuned(r)]; }),
-      [false, true, true, true, false]));
+    // rows come from the report's Python side (report.hpo_row): trials by outcome, values the export uses
+    box.appendChild(table(["candidate", "trials", "train P (default → tuned)", "test P (default → tuned)", "values used"],
+      data.hpo_table, [false, true, true, true, false]));
     for (const id of ids) {
       const r = data.hpo[id];
       box.appendChild(el("h3", "", "Details: " + id));

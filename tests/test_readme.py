@@ -1,0 +1,81 @@
+"""The README cannot go stale silently (issue 24, item 18): every repository path, module path and
+`tunesmith` subcommand it names exists."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from generator.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+TOP = sorted(p.name for p in ROOT.iterdir() if p.name not in ("results", ".git") and not p.name.endswith("egg-info"))
+# Files the README's own examples make or stand for: the export's output, a user's campaign file.
+EXAMPLES = {"generated_algorithms/my_optimizer.py", "campaigns/mine.toml", "campaigns/x.toml"}
+PLACEHOLDER = re.compile(r"[A-Z]{2,}|<|\.\.\.|\{")  # RUN_DIR, NAME, <id>, {1.5b,...}
+
+
+def repository_paths() -> set[str]:
+    """Every `TOP/...` word in the README (prose, code, links) that names a file or folder of the repository."""
+    tops = "|".join(re.escape(t) for t in TOP)
+    words = re.findall(rf"(?<![\w/.~-])(?:{tops})/[\w./*<>{{}}-]*", README)
+    return {w.rstrip(".,;:)") for w in words if not PLACEHOLDER.search(w)} - EXAMPLES
+
+
+def module_paths() -> set[str]:
+    """Dotted names under `generator` (modules, or a module's attribute)."""
+    return {w for w in re.findall(r"(?<![\w/.])generator(?:\.\w+)+", README) if not w.endswith((".py", ".toml"))}
+
+
+def subcommands() -> set[str]:
+    """`tunesmith WORD` anywhere in the README (inline code and command blocks)."""
+    # a command: at the start of an indented command line, or of an inline code span
+    return set(re.findall(r"(?:^ {4}|`|\$ )tunesmith ([a-z][a-z-]*)\b", README, re.M))
+
+
+def test_every_repository_path_the_readme_names_exists():
+    paths = repository_paths()
+    assert len(paths) > 20, "the README names paths: the extraction broke"
+    missing = sorted(p for p in paths if not ((ROOT / p).exists() or "*" in p and any(ROOT.glob(p))))
+    assert not missing, f"README.md names paths that do not exist: {missing}"
+
+
+def test_every_module_path_the_readme_names_imports():
+    names = module_paths()
+    assert names, "the README names module paths: the extraction broke"
+    broken = []
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                broken.append(name)
+            break
+        else:
+            broken.append(name)
+    assert not broken, f"README.md names module paths that do not exist: {broken}"
+
+
+def test_every_tunesmith_subcommand_the_readme_names_exists():
+    named = subcommands()
+    assert {"run", "status", "export"} <= named, "the extraction broke"
+    unknown = sorted(named - set(COMMANDS))
+    assert not unknown, f"README.md names `tunesmith` subcommands that do not exist: {unknown}"
+
+
+def test_licence_file_matches_the_package_metadata_and_the_readme():
+    """A LICENSE file exists, pyproject declares the same licence, and the README says what it covers."""
+    import tomllib
+
+    text = (ROOT / "LICENSE").read_text()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
+    assert text.startswith(f"{declared} License")
+    assert "## Licence" in README and "problems/caches/" in README.split("## Licence")[1]

@@ -1,0 +1,54 @@
+"""A wheel works from any directory: prompts, problems and campaigns travel inside it (issue 24, item 2).
+
+The wheel is built from a copy of the checkout (a build writes build/ and *.egg-info next to the
+sources), installed without dependencies into a venv that sees this process's packages, and run from
+an empty folder, so nothing can come from the checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from nested_venv import make_nested_venv
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIP = shutil.ignore_patterns(".git", "results", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
+
+
+def _pip(*args: str, python: str = sys.executable) -> None:
+    proc = subprocess.run([python, "-m", "pip", "--disable-pip-version-check", "-q", *args],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_campaigns(tmp_path):
+    """`tunesmith prompt campaigns/quickstart.toml` and `stats problem:gemm/H200` from a wheel, in an empty folder."""
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=SKIP, symlinks=True)
+    _pip("wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(source))
+    wheel = next((tmp_path / "dist").glob("tunesmith-*.whl"))
+    python, purelib = make_nested_venv(tmp_path / "venv")
+    _pip("install", "--no-deps", str(wheel), python=str(python))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+
+    def tunesmith(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(python), "-c", "import sys; from generator.cli import main; sys.exit(main())",
+                               *args], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+
+    where = subprocess.run([str(python), "-c", "import generator; print(generator.__file__)"], capture_output=True,
+                           text=True, cwd=elsewhere, env=env, check=True).stdout.strip()
+    assert Path(where).is_relative_to(purelib), f"generator came from {where}, not from the wheel"
+    prompt = tunesmith("prompt", "campaigns/quickstart.toml")
+    assert prompt.returncode == 0, prompt.stderr[-3000:]
+    assert "## Search-space statistics" in prompt.stdout and "## Interface" in prompt.stdout
+    assert "gemm" in prompt.stdout.lower()
+    stats = tunesmith("stats", "problem:hotspot/H200")
+    assert stats.returncode == 0, stats.stderr[-3000:]
+    assert "hotspot" in stats.stdout
+    assert not any(elsewhere.iterdir()), "reading the shipped data writes nothing in the current directory"
