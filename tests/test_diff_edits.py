@@ -38,7 +38,7 @@ def test_crlf_several_blocks_odd_markers_and_an_unclosed_fence():
              + block("    def __init__(self, budget=5000):\n        self.budget = budget",
                      "    def __init__(self, budget=5000, n=200):\n        self.budget = budget\n        self.n = n",
                      lt="<<<<<<<<", gt=">>>>>>>>").replace("\n", "\r\n")
-             + "\r\n\r\n" + block("get_random_sample(100)):".join(["        for config in searchspace.", ""]),
+             + "\r\n\r\n" + block("        for config in searchspace.get_random_sample(100):",
                                   "        for config in searchspace.get_random_sample(self.n):").replace("\n", "\r\n"))
     out = apply_reply(reply, PARENT)  # the ```diff fence is never closed
     assert out.error is None and out.blocks == 2
