@@ -68,7 +68,7 @@ def synthesize(text: str, seed: int | None = None, repeat: int = 0) -> str:
         head = f"# {name}: {description}" + (f" ({'; '.join(design.notes)})" if design.notes else "")
     if request.answer == "diff" and request.parents:  # asked for SEARCH/REPLACE blocks on Parent 1
         blocks = make_blocks(request.parents[0].code, source)
-        if blocks is not None:
+        if blocks is not None and len(blocks) < len(source):  # a rewrite (new scheme) is answered in full
             return f"{head}\n\n{blocks}\n"
     return f"{head}\n\n```python\n{source.rstrip()}\n```\n"
 
