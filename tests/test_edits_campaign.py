@@ -165,3 +165,15 @@ run_dir = "{tmp_path / 'run'}"
 
     page = build_report(tmp_path / "run").html.read_text()
     assert f"diff edits: {sum(1 for c in cands if c.edit)} asked, {len(applied)} applied" in page
+
+
+def test_prompt_command_shows_a_crossover_prompt(hub_dir, monkeypatch, capsys):
+    from pathlib import Path
+
+    from generator.cli import main
+
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    hub = Path(__file__).resolve().parents[1] / "campaigns" / "hub.toml"
+    assert main(["prompt", str(hub), "--operator", "crossover"]) == 0
+    out = capsys.readouterr().out
+    assert "## Parent 2 (id: c0002" in out and "## Instruction (operator: crossover)" in out

@@ -305,4 +305,8 @@ def render_prompt(config_path, operator: str = "new") -> list[dict]:
     error = {"kind": "runtime", "message": "ZeroDivisionError: division by zero (example)", "line": 8}
     if operator == "new":
         return builder.messages("new", existing=[parent])
-    return builder.messages(operator, parents=[parent], error=error if operator == "fix" else None)
+    parents = [parent]
+    if operator == "crossover":
+        parents.append(ParentView("c0002", 0.0, example.replace("RandomSearch", "OtherSearch"), "Another example parent"))
+    return builder.messages(operator, parents=parents, error=error if operator == "fix" else None,
+                            edit=cfg.evolution.edit)
