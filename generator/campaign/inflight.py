@@ -23,6 +23,10 @@ usage is known, and stops the campaign only if it still could. A stop at one can
 fatal LLM error, too many LLM failures in a row, a broken evaluation) records every earlier
 candidate first, so the archive is always a prefix of the serial run's and a resume continues it.
 
+Diff edits (`[evolution] edit = "diff"`): a refine, simplify or fix reply's SEARCH/REPLACE blocks
+are applied to Parent 1's code in the request's thread; blocks that do not apply are asked again
+for full code at once (ref `<id>:full`), so the candidate never silently copies its parent.
+
 With `concurrency = 1` one candidate is asked for, checked, evaluated and recorded before the
 next is asked for: the loop of earlier versions.
 """
