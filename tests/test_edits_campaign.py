@@ -4,6 +4,7 @@ a crashed concurrent run that resumes (and replays) to the serial run."""
 
 import hashlib
 import re
+import time
 
 import pytest
 
@@ -19,6 +20,8 @@ def edit_reply(body: dict) -> str:
     """Full code like `reply_for`, except for diff prompts: one block that changes Parent 1's first
     sample size; a quarter of them quote a line that is not in the parent, a third come with CRLF."""
     prompt = body["messages"][-1]["content"]
+    # a prompt-dependent delay (0-0.1 s), so that replies of requests in flight arrive out of plan order
+    time.sleep(int(hashlib.sha256(prompt.encode()).hexdigest()[:4], 16) / 65535 * 0.1)
     if "answer: diff" not in prompt:  # new, crossover, and the full-code fallback of a diff
         return reply_for(body)
     h = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:8], 16)
