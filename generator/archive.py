@@ -55,7 +55,7 @@ class Candidate:
 
     id: str
     generation: int
-    operator: str  # new | refine | simplify | fix
+    operator: str  # new | refine | simplify | fix | crossover
     parent_ids: list[str] = field(default_factory=list)
     description: str = ""
     code_path: str | None = None  # relative to the run directory
@@ -69,6 +69,9 @@ class Candidate:
     # nearest earlier code {"nearest": id, "similarity": 0..1}, and "reasked": the same for the first
     # reply plus its "exchange_id" when that reply nearly copied it (generator.campaign.novelty)
     novelty: dict | None = None
+    # [evolution] edit = "diff": {"mode": "diff", "blocks": n, "applied": bool} and, when the blocks did
+    # not apply and full code was asked for instead, "reason" and "diff_exchange_id" (generator.llm.edits)
+    edit: dict | None = None
 
     @property
     def score(self) -> float | None:

@@ -163,7 +163,7 @@ def _cmd_stats(args) -> int:
 
 def _setup_prompt(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="campaign file")
-    p.add_argument("--operator", default="new", choices=["new", "refine", "simplify", "fix"],
+    p.add_argument("--operator", default="new", choices=["new", "refine", "simplify", "fix", "crossover"],
                    help="which operator's prompt to render (parents are placeholders)")
 
 

@@ -127,6 +127,8 @@ class Operators(Section):
     refine: float = Field(0.5, ge=0, strict=True)
     simplify: float = Field(0.15, ge=0, strict=True)
     fix: float = Field(0.15, ge=0, strict=True)
+    # combines two working parents; 0 until a measurement shows it pays (benchmarks/edits_crossover.py)
+    crossover: float = Field(0.0, ge=0, strict=True)
 
     @model_validator(mode="after")
     def _some_weight(self):
@@ -150,6 +152,9 @@ class EvolutionConfig(Section):
     # before Tunesmith 0.2 continue this way; a failure can then be fixed within its generation)
     planning: Literal["generation", "serial"] = "generation"
     operators: Operators = Field(default_factory=Operators)
+    # "diff": refine, simplify and fix are answered as SEARCH/REPLACE blocks on the parent's code
+    # (asked again for full code when a block does not apply); "full": complete code every time
+    edit: Literal["full", "diff"] = "full"
 
     @field_validator("budget")
     @classmethod
@@ -365,7 +370,8 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
-LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean"}
+LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean", "evolution.edit": "full",
+                 "evolution.operators.crossover": 0.0}
 
 
 def with_legacy_values(data: dict) -> dict:

@@ -112,3 +112,26 @@ def test_selection_and_operator_choice():
     assert choose_operator({"new": 0, "refine": 1}, {"new"}, rng) == "new"
     with pytest.raises(ValueError):
         select_parent(pop, "random", rng)
+
+
+def test_crossover_takes_two_different_working_parents_and_weight_0_changes_nothing():
+    def outcome(n, plan):  # every third candidate fails: a failed program must never be a parent
+        return (None, "exception") if n % 3 == 0 else (n / 100, None)
+    weights = {"new": 0.2, "refine": 0.5, "simplify": 0.15, "fix": 0.15}
+    crossed = Scripted(outcome)
+    Evolution(EvolutionConfig(n_parents=3, n_offspring=4, budget=30, seed=5,
+                              operators={**weights, "crossover": 2.0}), crossed).run()
+    pairs = [p.parents for p in crossed.plans if p.operator == "crossover"]
+    assert len(pairs) >= 5
+    for a, b in pairs:
+        assert a.ok and b.ok and a.id != b.id
+    for plan in crossed.plans:
+        if plan.operator != "fix":
+            assert all(p.ok for p in plan.parents)
+    # with weight 0 (the default) the operators and parents drawn are those of a run without crossover
+    base, zero = Scripted(outcome), Scripted(outcome)
+    Evolution(EvolutionConfig(n_parents=3, n_offspring=4, budget=30, seed=5, operators=weights), base).run()
+    Evolution(EvolutionConfig(n_parents=3, n_offspring=4, budget=30, seed=5,
+                              operators={**weights, "crossover": 0.0}), zero).run()
+    assert [(p.operator, [q.id for q in p.parents]) for p in base.plans] == \
+           [(p.operator, [q.id for q in p.parents]) for p in zero.plans]

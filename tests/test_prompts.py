@@ -138,3 +138,22 @@ def test_extraction_survives_real_reply_shapes(reply, description):
 def test_truncated_replies_are_flagged(reply, finish_reason):
     r = extract_reply(reply, finish_reason)
     assert r.truncated and r.code.startswith("class Walk")
+
+
+def test_diff_prompts_the_full_code_fallback_crossover_and_an_override(tiny_task, tmp_path):
+    b = PromptBuilder([tiny_task], PromptsConfig(), statistics={"tiny/GPU": {"size": "8", "budget_fevals": "12"}})
+    parent = ParentView("c0003", 0.25, CLASS, "Walk: random", {"tiny/GPU": 0.25})
+    for op in ("refine", "simplify", "fix"):
+        error = {"kind": "exception", "message": "boom"} if op == "fix" else None
+        diff = b.messages(op, parents=[parent], error=error, edit="diff")[1]["content"]
+        assert f"## Instruction (operator: {op}, answer: diff)" in diff and "<<<<<<< SEARCH" in diff
+        again = b.messages(op, parents=[parent], error=error, edit="diff", edit_error="block 1: not found")[1]["content"]
+        assert "## Diff not applied" in again and "block 1: not found" in again
+        assert f"## Instruction (operator: {op})" in again and "<<<<<<< SEARCH" not in again.split("## Instruction")[1]
+    assert "answer: diff" not in b.messages("new", edit="diff")[1]["content"]
+    other = ParentView("c0004", 0.5, CLASS.replace("Walk", "Jump"), "Jump", {"tiny/GPU": 0.5})
+    cross = b.messages("crossover", parents=[parent, other], edit="diff")[1]["content"]
+    assert "## Parent 2 (id: c0004" in cross and "## Instruction (operator: crossover)" in cross
+    (tmp_path / "edit_diff.j2").write_text("Answer with blocks, please.")
+    mine = PromptBuilder([tiny_task], PromptsConfig(template_dir=str(tmp_path)), statistics=b.statistics())
+    assert "Answer with blocks, please." in mine.messages("refine", parents=[parent], edit="diff")[1]["content"]

@@ -326,3 +326,49 @@ def test_quickstart_prompt_reply_is_extracted_and_passes_checks(hub_dir):
     assert reply.code and check_source(reply.code) is None
     assert json.loads(reply.code.splitlines()[0].split(":", 1)[1])["v"] == 1
     assert reply.description and not reply.description.startswith("tunesmith-synth")
+
+
+def diff_prompt(operator, parents, error=None):
+    return prompt(operator, parents, error).replace(f"(operator: {operator})", f"(operator: {operator}, answer: diff)")
+
+
+def test_asked_for_a_diff_the_synthesizer_answers_blocks_that_apply():
+    from generator.llm.edits import apply_reply
+
+    code, diffs = parent_code(BASE), 0
+    for seed in range(6):
+        for op in ("refine", "simplify"):
+            reply = synthesize(diff_prompt(op, [("c0003", "0.5", code)]), seed=seed)
+            out = apply_reply(reply, code)
+            if out.blocks == 0:  # a rewrite (e.g. a new scheme) is answered with the whole class
+                child = composition_of(reply)
+            else:
+                assert out.error is None and "```python" not in reply
+                child = read_composition(out.code)  # the edited parent is a whole optimizer again
+                assert len(reply) < len(out.code)
+                diffs += 1
+            assert 1 <= _changes(BASE.normalised(), child) <= 2
+    assert diffs >= 8
+
+
+def test_crossover_combines_the_components_of_both_parents():
+    other = Composition("trajectory", {"init": "random", "neighbourhood": "adjacent", "screening": "none",
+                                       "acceptance": "annealing", "memory": "visited", "jump": "random",
+                                       "restart": "random"}).normalised()
+    base = BASE.normalised()
+    mixed = 0
+    for seed in range(8):
+        reply = synthesize(prompt("crossover", [("c0003", "0.5", parent_code(base)),
+                                                ("c0004", "0.4", parent_code(other))]), seed=seed)
+        child = composition_of(reply).normalised()
+        assert "crossed" in reply
+        assert child.key() not in (base.key(), other.key())
+        from_a = sum(child.slots.get(s) == base.slots.get(s) != other.slots.get(s) for s in child.active_slots())
+        from_b = sum(child.slots.get(s) == other.slots.get(s) != base.slots.get(s) for s in child.active_slots())
+        mixed += from_a > 0 and from_b > 0
+    assert mixed >= 6  # parts of both parents, nearly always
+
+
+def test_crossover_without_two_synthesizer_parents_falls_back_to_new():
+    reply = synthesize(prompt("crossover", [("c0003", "0.5", parent_code(BASE))]), seed=1)
+    assert "crossover fell back to a new design" in reply

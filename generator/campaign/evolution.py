@@ -2,7 +2,8 @@
 
 Generation 0 asks for `n_parents` new algorithms. Every later generation makes `n_offspring`
 candidates, each by one operator chosen by weight among those that apply (refine and simplify
-need a working parent, fix needs a failed candidate with code), then keeps the best `n_parents`:
+need a working parent, crossover two different working parents, fix needs a failed candidate with
+code; a failed candidate is a parent only of its fix), then keeps the best `n_parents`:
 from parents and offspring together for "mu+lambda" (elitist), from the offspring alone for
 "mu,lambda". The budget counts generated candidates, failures and duplicates included.
 
@@ -57,7 +58,9 @@ def select_parent(population: list[Candidate], how: str, rng: np.random.Generato
 
 def choose_operator(weights: dict[str, float], applicable: set[str], rng: np.random.Generator) -> str:
     """An operator drawn by weight among the applicable ones ('new' if none has weight)."""
-    names = [op for op in ("new", "refine", "simplify", "fix") if op in applicable and weights.get(op, 0) > 0]
+    # crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
+    names = [op for op in ("new", "refine", "simplify", "fix", "crossover")
+             if op in applicable and weights.get(op, 0) > 0]
     if not names:
         return "new"
     w = np.array([weights[op] for op in names], dtype=float)
@@ -126,6 +129,8 @@ class Evolution:
         applicable = {"new"}
         if self.population:
             applicable |= {"refine", "simplify"}
+        if len(self.population) >= 2:
+            applicable.add("crossover")
         if self._fix_queue:
             applicable.add("fix")
         op = choose_operator(cfg.operators.model_dump(), applicable, self.rng)
@@ -133,6 +138,10 @@ class Evolution:
             return op, (self._fix_queue.pop(),)  # the most recent failure: its context is freshest
         if op in ("refine", "simplify"):
             return op, (select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size),)
+        if op == "crossover":
+            first = select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size)
+            others = [c for c in self.population if c is not first]
+            return op, (first, select_parent(others, cfg.selection, self.rng, cfg.tournament_size))
         return op, ()
 
     def _generation(self, generation: int, n: int, planned=None) -> list[Candidate]:

@@ -23,6 +23,10 @@ usage is known, and stops the campaign only if it still could. A stop at one can
 fatal LLM error, too many LLM failures in a row, a broken evaluation) records every earlier
 candidate first, so the archive is always a prefix of the serial run's and a resume continues it.
 
+Diff edits (`[evolution] edit = "diff"`): a refine, simplify or fix reply's SEARCH/REPLACE blocks
+are applied to Parent 1's code in the request's thread; blocks that do not apply are asked again
+for full code at once (ref `<id>:full`), so the candidate never silently copies its parent.
+
 With `concurrency = 1` one candidate is asked for, checked, evaluated and recorded before the
 next is asked for: the loop of earlier versions.
 """
@@ -40,7 +44,8 @@ from generator.campaign.speculation import (ASKING, BLOCKED, DONE, EVALUATING, P
                                            Speculation)
 from generator.errors import TunesmithError
 from generator.llm.client import CapReached, StopCampaign
-from generator.llm.prompts import extract_reply, normalise_code
+from generator.llm.edits import apply_reply
+from generator.llm.prompts import DIFF_OPERATORS, Reply, extract_reply, normalise_code
 from generator.llm.reply_code import truncation_error
 
 
@@ -55,6 +60,9 @@ class InFlight(Speculation):
         self.by_hash: dict[str, str] = {}  # layout-normalised code hash -> first candidate with it
         self.unanswered = 0  # requests in a row that got no answer (after the client's retries)
         self.truncated: set[str] = set()  # candidates whose reply was cut off (max_tokens): their error says so
+        # exchange id -> how its diff edit went ({"blocks", "applied", "code" or "reason"}): set in the
+        # request's thread, read by the in-order check (generator.llm.edits)
+        self.edits: dict[str, dict] = {}
         self._llm = ThreadPoolExecutor(self.concurrency, thread_name_prefix="tunesmith-llm")
         # live tasks measure real kernels on one device: two candidates timed at once would disturb
         # each other's measurements, so they are evaluated one after the other (requests still overlap)
@@ -193,10 +201,40 @@ class InFlight(Speculation):
             # requests in flight together that would be arrival order, so give each candidate its own
             seed = int(plan.id[1:])
         purpose = f"generate:{plan.operator}" + (":reask" if reask else "")
-        future = self._llm.submit(llm.complete, messages, purpose, ref, seed, hold)
+        if self.c.cfg.evolution.edit == "diff" and plan.operator in DIFF_OPERATORS and plan.parents:
+            parent_code = self.c.archive.code(plan.parents[0]) or ""
+            future = self._llm.submit(self._complete_edit, slot, messages, purpose, ref, seed, hold, parent_code)
+        else:
+            future = self._llm.submit(llm.complete, messages, purpose, ref, seed, hold)
         self.pending[future] = slot
         self.asking.add(future)
         return future
+
+    def _complete_edit(self, slot: Slot, messages, purpose, ref, seed, hold, parent_code: str):
+        """Ask for a diff edit; when its blocks do not apply, ask at once for full code, saying why
+        (ref `<id>:full`, so a resume replays both). Runs in a request thread."""
+        llm = self.c.llm
+        ex = llm.complete(messages, purpose, ref, seed, hold)
+        if not ex.ok:
+            return ex
+        outcome = apply_reply(ex.reply, parent_code)
+        if outcome.blocks == 0:  # answered with full code (or none): read as any reply
+            self.edits[ex.id] = {"mode": "diff", "blocks": 0, "applied": False}
+            return ex
+        if outcome.code is not None:
+            self.edits[ex.id] = {"mode": "diff", "blocks": outcome.blocks, "applied": True, "code": outcome.code}
+            return ex
+        retry = self.c.messages(slot.plan, self.existing, edit_error=outcome.error)
+        full = llm.complete(retry, purpose + ":full", f"{ref}:full", seed, llm.reserve(retry, f"{ref}:full"))
+        self.edits[full.id] = {"mode": "diff", "blocks": outcome.blocks, "applied": False,
+                               "reason": outcome.error, "diff_exchange_id": ex.id}
+        return full
+
+    def _reply(self, ex) -> Reply:
+        """Description and code of an answered exchange (a diff edit's code: the parent's, edited)."""
+        reply = extract_reply(ex.reply, ex.finish_reason)
+        code = self.edits.get(ex.id, {}).get("code")
+        return Reply(reply.description, code, False) if code is not None else reply
 
     def _finished(self, future: Future, slots: list[Slot], stop_at) -> None:
         slot = self.pending.pop(future)
@@ -246,20 +284,24 @@ class InFlight(Speculation):
         ex = slot.exchange
         cand.exchange_id = ex.id
         cand.timings["llm_s"] = round(ex.latency_s + slot.first.get("llm_s", 0.0), 3)
-        reply = extract_reply(ex.reply, ex.finish_reason) if ex.ok else None
+        reply = self._reply(ex) if ex.ok else None
         if slot.reasked and (reply is None or reply.code is None):
             # the second answer is unusable: the first one, only nearly a copy, is evaluated after all
             slot.first["reasked"]["error"] = ex.error or "the reply holds no Python code"
             ex = slot.first["exchange"]
-            reply = extract_reply(ex.reply, ex.finish_reason)
+            reply = self._reply(ex)
             cand.exchange_id = ex.id
         if not ex.ok:
             self._unanswered(slot, ex, stop_at, i)
             return
         self.unanswered = 0
         cand.description = reply.description
+        edit = self.edits.get(ex.id)
+        cand.edit = {k: v for k, v in edit.items() if k != "code"} if edit else None
         if reply.code is None:
             why = "empty reply" if not (ex.reply or "").strip() else "the reply holds no Python code"
+            if edit and edit.get("reason"):
+                why = f"the diff edit did not apply ({edit['reason']}) and the full-code answer: {why}"
             cand.error = {"kind": "no_code", "message": why, "traceback": None, "line": None}
             slot.stage = DONE
             return

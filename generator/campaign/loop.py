@@ -77,15 +77,17 @@ class Campaign:
         return cand
 
     def messages(self, plan: Plan, existing: list[ParentView], copied: Candidate | None = None,
-                 similarity: float = 0.0) -> list[dict]:
-        """The prompt of a plan (`copied`: what its previous answer nearly copied, when asked again)."""
+                 similarity: float = 0.0, edit_error: str | None = None) -> list[dict]:
+        """The prompt of a plan (`copied`: what its previous answer nearly copied, when asked again;
+        `edit_error`: why its diff edit did not apply, when asked again for full code)."""
         view = None
         if copied is not None:  # no score: a sibling's may not be known yet, and the prompt must not vary
             view = ParentView(copied.id, None, self.archive.code(copied) or "", copied.description)
         return self.prompts.messages(plan.operator, parents=[self._view(p) for p in plan.parents],
                                      error=plan.parents[0].error if plan.operator == "fix" else None,
                                      existing=existing if plan.operator == "new" else (),
-                                     copied=view, similarity=similarity)
+                                     copied=view, similarity=similarity, edit=self.cfg.evolution.edit,
+                                     edit_error=edit_error)
 
     def candidate(self, cid: str) -> Candidate:
         """A candidate made (or recalled) in this session, by id."""
@@ -307,4 +309,8 @@ def render_prompt(config_path, operator: str = "new") -> list[dict]:
     error = {"kind": "runtime", "message": "ZeroDivisionError: division by zero (example)", "line": 8}
     if operator == "new":
         return builder.messages("new", existing=[parent])
-    return builder.messages(operator, parents=[parent], error=error if operator == "fix" else None)
+    parents = [parent]
+    if operator == "crossover":
+        parents.append(ParentView("c0002", 0.0, example.replace("RandomSearch", "OtherSearch"), "Another example parent"))
+    return builder.messages(operator, parents=parents, error=error if operator == "fix" else None,
+                            edit=cfg.evolution.edit)

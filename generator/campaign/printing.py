@@ -99,6 +99,7 @@ def format_status(run_dir, k: int = 10) -> str:
              + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
              + f", {dupes} duplicates, {len(archive.generations())} generations done",
              _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")), "leaderboard (mean P over training tasks):"]
+    lines += edit_lines(cands)
     board = archive.best(k)
     lines += _leaderboard_lines(board, k)
     if board:
@@ -107,6 +108,17 @@ def format_status(run_dir, k: int = 10) -> str:
 
     lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
     return "\n".join(lines)
+
+
+def edit_lines(cands: list[Candidate]) -> list[str]:
+    """'diff edits: ...' ([evolution] edit = "diff"): how many applied, fell back to full code, came in full."""
+    asked = [c.edit for c in cands if c.edit and c.edit.get("mode") == "diff"]
+    if not asked:
+        return []
+    applied = sum(1 for e in asked if e.get("applied"))
+    failed = sum(1 for e in asked if not e.get("applied") and e.get("blocks"))
+    return [f"diff edits: {len(asked)} asked, {applied} applied, {failed} did not apply and were asked again for full "
+            f"code, {len(asked) - applied - failed} answered with full code"]
 
 
 def _of_budget(made: int, budget) -> str:

@@ -20,7 +20,7 @@ from generator.archive import Candidate
 from generator.campaign.evolution import Plan
 from generator.campaign.novelty import Nearest, Shape, similarity
 from generator.llm.client import CapReached, Exchange
-from generator.llm.prompts import extract_reply, normalise_code
+from generator.llm.prompts import normalise_code
 
 # What a slot is doing; it moves down this list (asking <-> replied once when re-asked).
 PLANNED, ASKING, REPLIED, BLOCKED, EVALUATING, WAITING, DONE = (
@@ -55,7 +55,7 @@ class Speculation:
         """Act on a reply whose earlier siblings are not all checked yet, as the check will most
         likely decide: evaluate it, or ask again at once if it nearly copies the archive. Nothing
         is done when it resembles an earlier sibling's reply (the check decides first then)."""
-        reply = extract_reply(slot.exchange.reply, slot.exchange.finish_reason) if slot.exchange.ok else None
+        reply = self._reply(slot.exchange) if slot.exchange.ok else None
         if reply is None or reply.code is None:
             slot.spec_tried = True
             return

@@ -22,8 +22,11 @@ from generator.scoring.fitness import CandidateError
 
 # Shipped inside the package (generator/prompts links to the checkout's prompts/), so a wheel has them too.
 BUILTIN_TEMPLATES = Path(str(importlib.resources.files("generator") / "prompts")).resolve()
-OPERATORS = ("new", "refine", "simplify", "fix")
-PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing", "nearcopy") + tuple(f"op_{o}" for o in OPERATORS)
+OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
+# operators that may be answered as SEARCH/REPLACE blocks on Parent 1's code ([evolution] edit = "diff")
+DIFF_OPERATORS = ("refine", "simplify", "fix")
+PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing", "nearcopy", "edit_diff",
+         "edit_failed") + tuple(f"op_{o}" for o in OPERATORS) + tuple(f"op_{o}_diff" for o in DIFF_OPERATORS)
 
 
 @dataclass
@@ -130,9 +133,11 @@ class PromptBuilder:
 
     def messages(self, operator: str, parents: list[ParentView] = (), error: dict | None = None,
                  existing: list[ParentView] = (), copied: ParentView | None = None,
-                 similarity: float = 0.0) -> list[dict]:
+                 similarity: float = 0.0, edit: str = "full", edit_error: str | None = None) -> list[dict]:
         """System and user messages for one operator application; `copied`: the archived candidate
-        that the previous answer to this request nearly copied (asked once more, saying so)."""
+        that the previous answer to this request nearly copied (asked once more, saying so);
+        `edit = "diff"` asks for SEARCH/REPLACE blocks, `edit_error` for full code after blocks that
+        did not apply (saying why)."""
         if operator not in OPERATORS:
             raise ValueError(f"unknown operator {operator!r}; use one of {OPERATORS}")
         fixed = self._fixed_parts()
@@ -146,7 +151,10 @@ class PromptBuilder:
         if copied is not None:  # its code is shown unless it is a parent, whose code is shown already
             parts.append(self._render("nearcopy", copied=copied, similarity=similarity,
                                       show_code=bool(copied.code) and copied.id not in {p.id for p in parents}))
-        parts.append(self._render(f"op_{operator}", existing=bool(existing)))
+        if edit_error is not None:
+            parts.append(self._render("edit_failed", reason=edit_error))
+        diff = edit == "diff" and operator in DIFF_OPERATORS and edit_error is None
+        parts.append(self._render(f"op_{operator}_diff" if diff else f"op_{operator}", existing=bool(existing)))
         user = "\n\n".join(p for p in parts if p)
         return [{"role": "system", "content": fixed["role"]}, {"role": "user", "content": user + "\n"}]
 

@@ -83,7 +83,8 @@ def report_data(lineage: Lineage) -> dict:
                 "reason": status.get("reason"), "best": best, "best_path": path,
                 "candidates": len(nodes), "budget": status.get("budget"),
                 "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
-                "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime())},
+                "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime()),
+                "edits": _edit_lines(lineage)},
         "tasks": tasks,
         "nodes": nodes,
         "graph": _layout(lineage),
@@ -127,6 +128,13 @@ def _p(score) -> str:
     return f"{score:.3f}" if isinstance(score, (int, float)) else "–"
 
 
+def _edit_lines(lineage: Lineage) -> list[str]:
+    """How the diff edits went ([evolution] edit = "diff"), as `tunesmith status` says it."""
+    from generator.campaign.printing import edit_lines
+
+    return edit_lines(list(lineage.candidates.values()))
+
+
 def _diversity(lineage: Lineage) -> list[dict]:
     """Per generation: copies not evaluated, re-asks, novelty of new code, the archive's diversity."""
     from dataclasses import asdict
@@ -147,7 +155,7 @@ def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
         "error": c.error, "duplicate_of": c.duplicate_of, "code": lineage.code(cid),
         "diffs": {p: lineage.diff(cid, p) for p in lineage.parents(cid)},
         "delta": lineage.delta(cid), "improved": lineage.improved(cid), "on_path": on_path,
-        "exchange": c.exchange_id, "timings": c.timings, "novelty": c.novelty,
+        "exchange": c.exchange_id, "timings": c.timings, "novelty": c.novelty, "edit": c.edit,
     }
 
 

@@ -1,4 +1,4 @@
-"""The four operators on compositions: new, refine, simplify, fix.
+"""The operators on compositions: new, refine, simplify, fix, crossover.
 
 Each takes the parsed Request and a seeded random generator and returns a Design: the
 composition to write, the reasons for its choices (quoted from the statistics where they decided
@@ -59,6 +59,8 @@ def _apply(req: Request, rng: random.Random) -> Design:
     parent = req.parents[0] if req.parents else None
     if req.operator == "fix":
         return fix(req, prof, rng)
+    if req.operator == "crossover":
+        return crossover(req, prof, rng)
     if req.operator in ("refine", "simplify"):
         if parent is None or parent.composition is None:
             why = "no parent code was given" if parent is None else \
@@ -191,6 +193,35 @@ def simplify(req: Request, prof: Profile, rng: random.Random) -> Design:
     return Design(comp, prof.reasons_for(comp), [f"simplified {parent.id}: {change}"])
 
 
+def crossover(req: Request, prof: Profile, rng: random.Random) -> Design:
+    """Combine the components of two parents: one gives the scheme, the other about half of the
+    slots and defaults they share (at least one that differs, so the child is neither parent)."""
+    written = [p for p in req.parents if p.composition is not None]
+    if len(written) < 2:
+        design = new(req, prof, rng)
+        design.notes.insert(0, "crossover fell back to a new design: it needs two parents written by the "
+                               "offline synthesizer")
+        return design
+    first, second = written[:2] if rng.random() < 0.5 else written[1::-1]
+    comp, donor = first.composition.normalised(), second.composition.normalised()
+    differ = [s for s in comp.active_slots() if s not in comp.locked() and donor.slots.get(s) not in (None, comp.slots[s])]
+    taken = [s for s in differ if rng.random() < 0.5] or differ[:1]
+    for slot in taken:
+        comp.slots[slot] = donor.slots[slot]
+    for s in comp.active_slots():  # parts the borrowed ones switch on: drawn as refine would
+        if s not in comp.slots:
+            comp.slots[s] = prof.pick(s, rng)
+    shared = [h for h in comp.hyperparameter_names() if h in donor.hp]
+    hps = [h for h in shared if rng.random() < 0.5]
+    for h in hps:
+        comp.hp[h] = donor.hp[h]
+    for h in comp.hyperparameter_names():
+        comp.hp.setdefault(h, prof.default(h))
+    what = "; ".join([f"{s} {donor.slots[s]}" for s in taken] + [f"default {h}" for h in hps]) or "nothing that differs"
+    return Design(comp.normalised(), prof.reasons_for(comp),
+                  [f"crossed {first.id} ({comp.scheme}) with {second.id}: took {what} from {second.id}"])
+
+
 # ---------------------------------------------------------------------------------------------
 _METHOD_SLOT = {"choose": "screening", "neighbours": "neighbourhood", "accept": "acceptance",
                 "allowed": "memory", "remember_move": "memory", "restart": "restart",
@@ -256,4 +287,4 @@ def patch_foreign(code: str, message: str) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["Design", "apply", "new", "refine", "simplify", "fix", "SAFE"]
+__all__ = ["Design", "apply", "new", "refine", "simplify", "fix", "crossover", "SAFE"]

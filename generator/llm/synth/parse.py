@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from generator.llm.synth.compose import Composition, read_composition
 
-OPERATORS = ("new", "refine", "simplify", "fix")
+OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
 _NUMBER = re.compile(r"^[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?$", re.I)
 _PARENT = re.compile(r"^Parent\s+(\d+)\s*\(id:\s*([^,)]+)(?:,\s*score:\s*([^)]+))?\)", re.I)
 
@@ -47,6 +47,7 @@ class Request:
     error: ErrorFeedback | None = None
     existing: list[str] = field(default_factory=list)  # one line per existing algorithm
     near_copy: Composition | None = None  # `## Near-copy of ID`: the design the last answer nearly copied
+    answer: str = "full"  # "diff": the instruction asks for SEARCH/REPLACE blocks on Parent 1's code
     text: str = ""
 
 
@@ -166,6 +167,7 @@ def parse_prompt(text: str) -> Request:
             req.near_copy = shown or named
         elif low.startswith("instruction"):
             req.operator = _operator(heading, body)
+            req.answer = "diff" if re.search(r"answer:\s*diff", heading, re.I) else "full"
         elif low.startswith("task"):
             budget_lines.update(_task_budgets(body))
     for name, fevals in budget_lines.items():  # the task section's budget, if statistics lack it

@@ -24,6 +24,7 @@ from litellm import CustomLLM
 from litellm.llms.custom_llm import CustomLLMError
 from litellm.types.utils import ModelResponse, Usage
 
+from generator.llm.edits import make_blocks
 from generator.llm.synth.compose import render
 from generator.llm.synth.operators import apply
 from generator.llm.synth.parse import parse_prompt
@@ -61,11 +62,15 @@ def synthesize(text: str, seed: int | None = None, repeat: int = 0) -> str:
         design = apply(request, random.Random(int.from_bytes(digest[:8], "big")), avoid=made)
         made.add(design.composition.normalised().to_json())
     if design.source is not None:  # foreign code, patched in place
-        head = f"# Patched parent code: {'; '.join(design.notes)}"
-        return f"{head}\n\n```python\n{design.source.rstrip()}\n```\n"
-    name, description, source = render(design.composition, design.rationale, design.notes)
-    suffix = f" ({'; '.join(design.notes)})" if design.notes else ""
-    return f"# {name}: {description}{suffix}\n\n```python\n{source.rstrip()}\n```\n"
+        head, source = f"# Patched parent code: {'; '.join(design.notes)}", design.source
+    else:
+        name, description, source = render(design.composition, design.rationale, design.notes)
+        head = f"# {name}: {description}" + (f" ({'; '.join(design.notes)})" if design.notes else "")
+    if request.answer == "diff" and request.parents:  # asked for SEARCH/REPLACE blocks on Parent 1
+        blocks = make_blocks(request.parents[0].code, source)
+        if blocks is not None and len(blocks) < len(source):  # a rewrite (new scheme) is answered in full
+            return f"{head}\n\n{blocks}\n"
+    return f"{head}\n\n```python\n{source.rstrip()}\n```\n"
 
 
 class SynthLLM(CustomLLM):
