@@ -12,8 +12,17 @@ from generator.errors import TunesmithError
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated flags, in every subcommand (subparsers take their parent's class): a mistyped flag
+    is an error, not another flag (`bench --task X` once meant `--tasks X`, issue 26)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tunesmith", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="tunesmith", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (setup, handler, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
@@ -277,6 +286,8 @@ COMMANDS["evaluate"] = (_setup_evaluate, _cmd_evaluate, "score one optimizer fil
 def _setup_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", action="append", required=True, metavar="DIR_OR_FILE",
                    help="benchmark-hub directory, cache file, problem.toml or folder (repeatable)")
+    p.add_argument("--task", action="append", dest="only", metavar="NAME",
+                   help="keep tasks whose name contains this, e.g. gemm or pnpoly/RTX_Titan (repeatable)")
     p.add_argument("--strategies", required=True,
                    help="comma-separated: Kernel Tuner built-ins (genetic_algorithm, pso:popsize=10), "
                         "files (path/x.py, path/x.py:ClassName), llm_guided[:batch=10], and hybrids "
@@ -299,7 +310,8 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_bench(args) -> int:
-    from generator.bench.bench import bench, table, write_json
+    from generator.bench.bench import bench, select_tasks, table
+    from generator.bench.results import BenchRecord
     from generator.bench.runner import parse_strategy
     from generator.tasks.entries import load_tasks
 
@@ -311,17 +323,27 @@ def _cmd_bench(args) -> int:
         from generator.guided.run import prepare_specs
 
         specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
-    tasks = load_tasks(args.tasks)
-    results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
-                    progress=not args.no_progress, max_fevals=args.max_fevals)
-    print(table(results, se=args.se))
+    tasks = select_tasks(load_tasks(args.tasks), args.only)
+    record = BenchRecord(args.json_out, [s.label for s in specs], repeats=args.repeats, seed=args.seed,
+                         tasks=[t.name for t in tasks])
+    complete = False
+    try:
+        bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
+              progress=not args.no_progress, max_fevals=args.max_fevals, on_result=record.add)
+        complete = True
+    finally:  # Ctrl-C or a crash too: show and save what finished
+        if record.results:
+            print(table(record.results, se=args.se), flush=True)
+        record.save(complete)
     if args.record:
         from generator.guided.run import usage_line
 
         print(usage_line(args.record))
-    if args.json_out:
-        write_json(args.json_out, results, repeats=args.repeats, seed=args.seed, tasks=[t.name for t in tasks])
-    return 0
+    failed = [r.label for r in record.results if r.failed]
+    if failed:
+        print(f"tunesmith: {', '.join(failed)} failed on some tasks (errors above"
+              f"{', and in ' + args.json_out if args.json_out else ''})", file=sys.stderr)
+    return 1 if failed else 0
 
 
 COMMANDS["bench"] = (_setup_bench, _cmd_bench, "score Kernel Tuner strategies and strategy files on tasks (P)")

@@ -39,7 +39,7 @@ from generator.bench.kt_simulation import (StrategyError, run_kernel_tuner, seed
 
 # Built-ins whose code runs unchanged on the fast space and oracle (checked in tests/test_bench.py);
 # the others run in Kernel Tuner's own simulation.
-FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "dual_annealing", "firefly_algorithm",
+FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "brute_force", "dual_annealing", "firefly_algorithm",
                  "genetic_algorithm", "greedy_ils", "greedy_mls", "hybrid_vndx", "minimize", "mls", "nsga2",
                  "nsga3", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing")
 
