@@ -16,12 +16,17 @@ from pathlib import Path
 from generator.errors import TunesmithError
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # generator/
+PIP_NAMES = {"skopt": "scikit-optimize", "sklearn": "scikit-learn"}  # module -> the package that installs it
 
 
 def crash_message(spec, task_name: str, repeat: int, exc: BaseException) -> str:
     """The one-line error of a run of `spec` on a task that raised `exc`."""
     if isinstance(exc, TunesmithError):  # already one line naming the problem and its fix
         return str(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name:  # Kernel Tuner's skopt and pyatf_strategies import late
+        package = PIP_NAMES.get(exc.name.split(".")[0], exc.name.split(".")[0])
+        return (f"{spec.label} could not run on {task_name}: it needs the Python module {exc.name!r}, which is not "
+                f"installed; pip install {package}, or leave {spec.label} out")
     frames = traceback.extract_tb(exc.__traceback__)
     where = frames[-1] if frames else None
     at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
