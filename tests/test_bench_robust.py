@@ -206,3 +206,16 @@ def test_no_parser_takes_abbreviations():
                 todo.extend(action.choices.values())
     assert len(seen) > 15  # the main parser, every subcommand and their own subcommands (cache build, llm ...)
     assert [p.prog for p in seen if p.allow_abbrev] == []
+
+
+def test_generalisation_table_survives_a_strategy_that_fails_on_a_test_task(two_tasks, tmp_path):
+    from generator.bench.generalisation import compare, label_of, markdown
+    from generator.tasks.entries import load_tasks
+
+    fragile = tmp_path / "fragile.py"
+    fragile.write_text(CRASHES_ON_DEDISPERSION)
+    train, test = load_tasks(two_tasks)
+    table = compare([train], [test], [str(fragile), "random_sample"], repeats=2, workers=1, progress=False)
+    rows = {row.label: row for row in table.rows}
+    assert isinstance(rows[label_of(str(fragile))].train, float) and rows[label_of(str(fragile))].test is None
+    assert rows["random_sample"].test is not None and label_of(str(fragile)) in markdown(table)
