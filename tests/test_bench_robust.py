@@ -7,6 +7,7 @@ name in the table, the JSON and the rest of Tunesmith; mistyped flags are errors
 """
 
 import json
+import os
 import tempfile
 import textwrap
 
@@ -85,6 +86,9 @@ def test_a_crash_on_one_task_is_recorded_there_and_the_rest_goes_on(two_tasks, t
     for other in ("random_sample", "greedy_ils"):  # before and after it
         assert all(isinstance(t["score"], float) for t in doc["results"][other]["per_task"].values())
     assert doc["complete"] is True and doc["pending"] == []
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "bench.json").stat().st_mode & 0o777 == 0o666 & ~umask  # an ordinary file, not mkstemp's 0600
     row = next(line for line in out.splitlines() if line.startswith(str(fragile)))
     assert "failed" in row
     assert any("KeyError" in line and "dedispersion_milo/A4000" in line for line in out.splitlines())
