@@ -223,3 +223,20 @@ def test_generalisation_table_survives_a_strategy_that_fails_on_a_test_task(two_
     rows = {row.label: row for row in table.rows}
     assert isinstance(rows[label_of(str(fragile))].train, float) and rows[label_of(str(fragile))].test is None
     assert rows["random_sample"].test is not None and label_of(str(fragile)) in markdown(table)
+
+
+def test_a_scoring_failure_is_recorded_for_that_task(two_tasks, monkeypatch):
+    from generator.tasks.entries import load_tasks
+
+    tasks = load_tasks(two_tasks)
+    real = bench_module.score_traces
+
+    def score_traces(task, traces):
+        if task.name.startswith("dedispersion"):
+            raise ZeroDivisionError("division by zero")
+        return real(task, traces)
+
+    monkeypatch.setattr(bench_module, "score_traces", score_traces)
+    (result,) = bench(tasks, [parse_strategy("random_sample")], repeats=1, workers=1, progress=False)
+    assert list(result.per_task) == ["convolution_milo/MI250X"]
+    assert "ZeroDivisionError" in result.failed["dedispersion_milo/A4000"] and result.score != result.score  # NaN

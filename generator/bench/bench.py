@@ -143,6 +143,10 @@ def _result(spec, tasks, traces, failed: dict[int, str], seed, wall_s) -> Strate
         except TunesmithError as exc:
             errors[task.name] = f"scoring {spec.label} on {task.name} failed: {exc}"
             continue
+        except Exception as exc:  # noqa: BLE001 - Tunesmith's scoring, not the strategy: keep the others
+            errors[task.name] = (f"scoring {spec.label} on {task.name} failed: {type(exc).__name__}: {exc}; "
+                                 "please report it (with this line) to Tunesmith")
+            continue
         evals[task.name] = float(np.mean([t.rows.size for t in traces[ti]]))
     mean = float(np.mean([s.score for s in per_task.values()])) if per_task and not errors else float("nan")
     return StrategyResult(spec.label, mean, per_task, wall_s, evals, errors)
