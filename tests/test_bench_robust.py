@@ -8,8 +8,12 @@ name in the table, the JSON and the rest of Tunesmith; mistyped flags are errors
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 import textwrap
+import time
 
 import pytest
 
@@ -240,3 +244,52 @@ def test_a_scoring_failure_is_recorded_for_that_task(two_tasks, monkeypatch):
     (result,) = bench(tasks, [parse_strategy("random_sample")], repeats=1, workers=1, progress=False)
     assert list(result.per_task) == ["convolution_milo/MI250X"]
     assert "ZeroDivisionError" in result.failed["dedispersion_milo/A4000"] and result.score != result.score  # NaN
+
+
+SLEEPS = textwrap.dedent('''
+    import time
+
+    class Sleeper:
+        def __init__(self, budget=5000):
+            pass
+
+        def __call__(self, func, searchspace):
+            func(searchspace.get_random_sample(1)[0])
+            time.sleep(60)
+''')
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_the_workers_at_once(two_tasks, tmp_path, how):
+    """Ctrl-C reaches every process of the terminal's group; `kill` only the command: both end it in seconds,
+    with the finished strategies saved, not after the runs already queued to the workers (minutes)."""
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(SLEEPS)
+    out, scratch = tmp_path / "bench.json", tmp_path / "tmp"
+    scratch.mkdir()
+    command = [sys.executable, "-m", "generator.cli", "bench", "--tasks", two_tasks[0], "--strategies",
+               f"diff_evo,{sleeper}", "--repeats", "6", "--workers", "2", "--max-fevals", "10", "--no-progress",
+               "--json", str(out)]
+    bench_run = subprocess.Popen(command, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 240
+        while not (out.exists() and "diff_evo" in json.loads(out.read_text())["results"]):
+            assert bench_run.poll() is None and time.monotonic() < deadline, bench_run.communicate()
+            time.sleep(0.5)
+        time.sleep(2)  # the sleepers are running, more are queued
+        sent = time.monotonic()
+        if how == signal.SIGINT:
+            os.killpg(bench_run.pid, how)
+        else:
+            bench_run.send_signal(how)
+        stdout, stderr = bench_run.communicate(timeout=50)
+    finally:
+        if bench_run.poll() is None:
+            os.killpg(bench_run.pid, signal.SIGKILL)
+    assert time.monotonic() - sent < 45  # each queued sleeper alone takes 60 s
+    assert bench_run.returncode == 128 + how and "Traceback" not in stderr, stderr
+    doc = json.loads(out.read_text())
+    assert list(doc["results"]) == ["diff_evo"] and doc["pending"] == [str(sleeper)]
+    assert "diff_evo" in stdout and list(scratch.iterdir()) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -55,8 +56,12 @@ _SPACES: dict[int, SearchSpace] = {}
 _MAX_FEVALS: int | None = None
 
 
-def _init_worker(tasks: list[Task] | None, max_fevals: int | None, cache_folder: str | None = None) -> None:
+def _init_worker(tasks: list[Task] | None, max_fevals: int | None, cache_folder: str | None = None,
+                 in_pool: bool = False) -> None:
     global _TASKS, _MAX_FEVALS
+    if in_pool:  # Ctrl-C and `kill` are the parent's to handle: it saves what finished, then stops the workers
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if tasks is not None:  # spawned workers get them pickled; forked ones inherit them
         _TASKS = tasks
     _MAX_FEVALS = max_fevals
@@ -124,11 +129,26 @@ def bench(tasks: list[Task], specs: list[StrategySpec], repeats: int = 50, seed:
                 if broken:  # a worker died (killed, or a crash of the interpreter): fresh ones for the next
                     pool.shutdown(cancel_futures=True)
                     pool = None
+        except BaseException:
+            if pool is not None:
+                _stop_workers(pool)
+            raise
         finally:
             bar.close()
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
     return results
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the workers now: cancelling leaves the runs already queued to them, minutes of work on Ctrl-C.
+
+    They hold nothing to save (the parent has every finished run), so they are killed; the
+    executor has no public way to do it before Python 3.14 (`terminate_workers`).
+    """
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
 
 
 def _result(spec, tasks, traces, failed: dict[int, str], seed, wall_s) -> StrategyResult:
@@ -210,8 +230,8 @@ def _pool(tasks, workers, max_fevals, cache_folder) -> ProcessPoolExecutor:
     if "fork" in methods:  # children inherit the loaded tasks instead of unpickling them
         _TASKS = tasks
         return ProcessPoolExecutor(workers, mp.get_context("fork"), initializer=_init_worker,
-                                   initargs=(None, max_fevals, cache_folder))
-    return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(tasks, max_fevals, cache_folder))
+                                   initargs=(None, max_fevals, cache_folder, True))
+    return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(tasks, max_fevals, cache_folder, True))
 
 
 def _cpu_count() -> int:
