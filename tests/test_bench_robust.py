@@ -293,3 +293,17 @@ def test_ctrl_c_stops_the_workers_at_once(two_tasks, tmp_path, how):
     doc = json.loads(out.read_text())
     assert list(doc["results"]) == ["diff_evo"] and doc["pending"] == [str(sleeper)]
     assert "diff_evo" in stdout and list(scratch.iterdir()) == []
+
+
+def test_cache_copies_of_a_run_outside_bench_go_when_the_process_ends(two_tasks, tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code = ("import os, sys; from generator.tasks.entries import load_tasks; "
+            "from generator.bench.runner import parse_strategy, run_once; "
+            f"run_once(load_tasks({two_tasks[0]!r})[0], parse_strategy('diff_evo'), 1); "
+            "print(os.listdir(os.environ['TMPDIR']))")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(scratch)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "tunesmith-caches-" in done.stdout  # it made its copy ...
+    assert list(scratch.iterdir()) == []  # ... and removed it on the way out

@@ -36,7 +36,7 @@ def seed_everything(seed: int, space: SearchSpace | None = None) -> None:
         space.seed(seed)
 
 
-_PLAIN_CACHES: dict[str, str] = {}  # task source -> uncompressed cache file Kernel Tuner can read
+_PLAIN_CACHES: dict[tuple[str, str], str] = {}  # (folder, task source) -> uncompressed cache file Kernel Tuner reads
 _READ_CACHE_MEMO: dict[str, dict] = {}
 _FOLDER: str | None = None  # where the copies go: the running bench's folder, else one per process
 
@@ -68,9 +68,9 @@ def use_plain_cache_folder(folder: str | None) -> None:
 
 
 def _forget(folder: str) -> None:
-    for src, path in list(_PLAIN_CACHES.items()):
+    for key, path in list(_PLAIN_CACHES.items()):
         if path.startswith(folder + os.sep):
-            del _PLAIN_CACHES[src]
+            del _PLAIN_CACHES[key]
             _READ_CACHE_MEMO.pop(path, None)
 
 
@@ -90,19 +90,20 @@ def _remove_if_mine(folder: str, pid: int) -> None:
 
 def _plain_cache(task: Task) -> str:
     """An uncompressed copy of the task's cache file (once per folder), ending the way Kernel Tuner expects."""
-    src = str(task.source)
-    if src not in _PLAIN_CACHES or not os.path.isfile(_PLAIN_CACHES[src]):
+    src, folder = str(task.source), _folder()
+    key = (folder, src)  # a bench run makes its own copies, in its own folder
+    if key not in _PLAIN_CACHES or not os.path.isfile(_PLAIN_CACHES[key]):
         raw = Path(src).read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
         doc = json.loads(raw)
         cache = doc.pop("cache")
         doc["cache"] = cache  # last key, compact: the text ends with "}}}", which Kernel Tuner accepts
-        fd, path = tempfile.mkstemp(prefix="tunesmith-cache-", suffix=".json", dir=_folder())
+        fd, path = tempfile.mkstemp(prefix="tunesmith-cache-", suffix=".json", dir=folder)
         with os.fdopen(fd, "w") as fh:
             json.dump(doc, fh, separators=(",", ":"))
-        _PLAIN_CACHES[src] = path
-    return _PLAIN_CACHES[src]
+        _PLAIN_CACHES[key] = path
+    return _PLAIN_CACHES[key]
 
 
 def _memoised_read_cache(original):
