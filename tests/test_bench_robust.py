@@ -307,3 +307,14 @@ def test_cache_copies_of_a_run_outside_bench_go_when_the_process_ends(two_tasks,
     assert done.returncode == 0, done.stderr
     assert "tunesmith-caches-" in done.stdout  # it made its copy ...
     assert list(scratch.iterdir()) == []  # ... and removed it on the way out
+
+
+def test_table_says_an_error_shared_by_several_tasks_once():
+    from generator.bench.results import StrategyResult, table
+
+    missing = "skopt could not run: it needs the Python module 'skopt', which is not installed; pip install x"
+    result = StrategyResult("skopt", float("nan"), {}, 0.1, {},
+                            {"a/A100": missing, "b/A100": missing, "c/A100": "strategy skopt crashed on c/A100: boom"})
+    lines = table([result]).splitlines()
+    assert lines[1].split() == ["skopt", "failed", "failed", "failed", "failed", "0.1"]
+    assert lines[2:] == [f"{missing} (on 2 tasks)", "strategy skopt crashed on c/A100: boom"]

@@ -25,7 +25,7 @@ def crash_message(spec, task_name: str, repeat: int, exc: BaseException) -> str:
         return str(exc)
     if isinstance(exc, ModuleNotFoundError) and exc.name:  # Kernel Tuner's skopt and pyatf_strategies import late
         package = PIP_NAMES.get(exc.name.split(".")[0], exc.name.split(".")[0])
-        return (f"{spec.label} could not run on {task_name}: it needs the Python module {exc.name!r}, which is not "
+        return (f"{spec.label} could not run: it needs the Python module {exc.name!r}, which is not "
                 f"installed; pip install {package}, or leave {spec.label} out")
     frames = traceback.extract_tb(exc.__traceback__)
     where = frames[-1] if frames else None

@@ -149,8 +149,17 @@ def table(results: list[StrategyResult], se: bool = False) -> str:
                  for n, w in zip(names, widths)]
         lines.append("  ".join([f"{r.label:<{label_w}}"] + cells
                                + [cell(r.score, mean_standard_error(r), cell_w), f"{r.wall_s:>8.1f}"]))
-    lines += [message for r in results for message in r.failed.values()]
+    lines += [line for r in results for line in _failure_lines(r)]
     return "\n".join(lines)
+
+
+def _failure_lines(result: StrategyResult) -> list[str]:
+    """One line per distinct error of a strategy; one that names no task says on how many it happened."""
+    by_message: dict[str, list[str]] = {}
+    for name, message in result.failed.items():
+        by_message.setdefault(message, []).append(name)
+    return [message if name in message else f"{message} (on {len(names)} task{'s' * (len(names) > 1)})"
+            for message, names in by_message.items() for name in names[:1]]
 
 
 class BenchRecord:
