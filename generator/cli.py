@@ -13,8 +13,7 @@ import generator.live  # noqa: F401,E402  (registers the live: task source with 
 
 
 class _Parser(argparse.ArgumentParser):
-    """No abbreviated flags, in every subcommand (subparsers take their parent's class): a mistyped flag
-    is an error, not another flag (`bench --task X` once meant `--tasks X`, issue 26)."""
+    """No abbreviated flags in any subcommand (subparsers take this class): `bench --task X` once meant --tasks X."""
 
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False
@@ -311,7 +310,7 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 
 def _cmd_bench(args) -> int:
     from generator.bench.bench import bench, select_tasks, table
-    from generator.bench.results import BenchRecord
+    from generator.bench.results import BenchRecord, check_writable
     from generator.bench.runner import parse_strategy
     from generator.tasks.entries import load_tasks
 
@@ -323,26 +322,25 @@ def _cmd_bench(args) -> int:
         from generator.guided.run import prepare_specs
 
         specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
+    if args.json_out:  # before the tasks load, and long before the benchmark runs
+        check_writable(args.json_out)
     tasks = select_tasks(load_tasks(args.tasks), args.only)
     record = BenchRecord(args.json_out, [s.label for s in specs], repeats=args.repeats, seed=args.seed,
                          tasks=[t.name for t in tasks])
-    complete = False
     try:
         bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
               progress=not args.no_progress, max_fevals=args.max_fevals, on_result=record.add)
-        complete = True
     finally:  # Ctrl-C or a crash too: show and save what finished
         if record.results:
             print(table(record.results, se=args.se), flush=True)
-        record.save(complete)
+        record.save(complete=len(record.results) == len(specs))
     if args.record:
         from generator.guided.run import usage_line
 
         print(usage_line(args.record))
     failed = [r.label for r in record.results if r.failed]
     if failed:
-        print(f"tunesmith: {', '.join(failed)} failed on some tasks (errors above"
-              f"{', and in ' + args.json_out if args.json_out else ''})", file=sys.stderr)
+        print(f"tunesmith: {', '.join(failed)} failed on some tasks (errors above)", file=sys.stderr)
     return 1 if failed else 0
 
 
