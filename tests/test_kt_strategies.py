@@ -92,3 +92,16 @@ def test_a_crash_outside_the_strategy_does_not_blame_it(every_space, monkeypatch
 def _the_old_restriction(task, space):
     """What Tunesmith handed Kernel Tuner before issue 26 for a space without restrictions."""
     return [lambda p: space.is_param_config_valid(tuple(p.values()))]
+
+
+def test_brute_force_goes_in_kernel_tuners_order_until_the_budget(hub_tasks):
+    from kernel_tuner.searchspace import Searchspace
+
+    from generator.tasks.space import SearchSpace
+
+    task = next(t for t in hub_tasks if t.name == "convolution_milo/MI250X")
+    kt_space = Searchspace(dict(task.space.tune_params), list(task.space.restrictions), 1_000_000_000)
+    trace = run_once(task, parse_strategy("brute_force"), 0)
+    ours = SearchSpace(task.space)
+    assert 5 < trace.rows.size < ours.size  # the budget ends it
+    assert [ours.config_of(r) for r in trace.rows] == kt_space.sorted_list()[:trace.rows.size]
