@@ -152,7 +152,7 @@ def run_kernel_tuner(task: Task, strategy, options: dict, seed: int, budget: Bud
         results, _ = kernel_tuner.tune_kernel(
             doc["kernel_name"], "", doc.get("problem_size", 1), [], dict(task.space.tune_params),
             restrictions=restrictions, strategy=strategy, strategy_options=strategy_options,
-            cache=cache_path, simulation_mode=True, quiet=True, verbose=False,
+            cache=cache_path, simulation_mode=True, quiet=True, verbose=False, seed=seed % 2**32,
             objective=task.objective.name, objective_higher_is_better=task.objective.higher_is_better)
     return trace_of_results(task, space, results, accounting)
 

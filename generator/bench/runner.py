@@ -290,7 +290,8 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
         # Kernel Tuner 1.5 keeps objectives as lists (multi-objective support)
         objective=[task.objective.name], objective_higher_is_better=[task.objective.higher_is_better],
         strategy_options=Options(options), strategy=name, budget=_OracleBudget(oracle), verbose=False,
-        metrics=None, cache={}, simulation_mode=True, time_limit=budget.seconds, seed=None)
+        metrics=None, cache={}, simulation_mode=True, time_limit=budget.seconds,
+        seed=seed % 2**32)  # pymoo (nsga2, nsga3) draws from its own generator, seeded by this alone
     if budget.max_fevals is not None:  # as tune_kernel: the key exists only when the user gave it
         tuning_options["max_fevals"] = budget.max_fevals
     with warnings.catch_warnings():
