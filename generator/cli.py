@@ -18,10 +18,18 @@ DESCRIPTION = ("Generate optimization algorithms for GPU auto-tuning with an LLM
                "Start with: tunesmith run campaigns/quickstart.toml")
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated flags in any subcommand (subparsers take this class): `bench --task X` once meant --tasks X."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     from generator import __version__
 
-    parser = argparse.ArgumentParser(prog="tunesmith", description=DESCRIPTION)
+    parser = _Parser(prog="tunesmith", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"tunesmith {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (setup, handler, help_text) in COMMANDS.items():
@@ -300,6 +308,8 @@ COMMANDS["evaluate"] = (_setup_evaluate, _cmd_evaluate, "score one optimizer fil
 def _setup_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", action="append", required=True, metavar="DIR_OR_FILE",
                    help="benchmark-hub directory, cache file, problem.toml or folder (repeatable)")
+    p.add_argument("--task", action="append", dest="only", metavar="NAME",
+                   help="keep tasks whose name contains this, e.g. gemm or pnpoly/RTX_Titan (repeatable)")
     p.add_argument("--strategies", required=True,
                    help="comma-separated: Kernel Tuner built-ins (genetic_algorithm, pso:popsize=10), "
                         "files (path/x.py, path/x.py:ClassName), llm_guided[:batch=10], and hybrids "
@@ -322,7 +332,8 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_bench(args) -> int:
-    from generator.bench.bench import bench, table, write_json
+    from generator.bench.bench import bench, select_tasks, table
+    from generator.bench.results import BenchRecord, check_writable
     from generator.bench.runner import parse_strategy
     from generator.scoring.degenerate import warn_degenerate
     from generator.tasks.entries import load_tasks
@@ -335,18 +346,27 @@ def _cmd_bench(args) -> int:
         from generator.guided.run import prepare_specs
 
         specs = prepare_specs(specs, model=args.model, record=args.record, seed=args.seed)
-    tasks = load_tasks(args.tasks)
+    if args.json_out:  # before the tasks load, and long before the benchmark runs
+        check_writable(args.json_out)
+    tasks = select_tasks(load_tasks(args.tasks), args.only)
     warn_degenerate(tasks)
-    results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
-                    progress=not args.no_progress, max_fevals=args.max_fevals)
-    print(table(results, se=args.se))
+    record = BenchRecord(args.json_out, [s.label for s in specs], repeats=args.repeats, seed=args.seed,
+                         tasks=[t.name for t in tasks])
+    try:
+        bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers,
+              progress=not args.no_progress, max_fevals=args.max_fevals, on_result=record.add)
+    finally:  # Ctrl-C or a crash too: show and save what finished
+        if record.results:
+            print(table(record.results, se=args.se), flush=True)
+        record.save(complete=len(record.results) == len(specs))
     if args.record:
         from generator.guided.run import usage_line
 
         print(usage_line(args.record))
-    if args.json_out:
-        write_json(args.json_out, results, repeats=args.repeats, seed=args.seed, tasks=[t.name for t in tasks])
-    return 0
+    failed = [r.label for r in record.results if r.failed]
+    if failed:
+        print(f"tunesmith: {', '.join(failed)} failed on some tasks (errors above)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 COMMANDS["bench"] = (_setup_bench, _cmd_bench, "score Kernel Tuner strategies and strategy files on tasks (P)")

@@ -171,7 +171,7 @@ def test_bench_cli_table_and_json(hub_dir, tmp_path, capsys):
                "--repeats", "3", "--seed", "0", "--workers", "2", "--json", str(out), "--no-progress", "--se"])
     assert rc == 0
     printed = capsys.readouterr().out
-    assert "convolution/MI250X" in printed and "random_sample" in printed and "wall s" in printed
+    assert "convolution_milo/MI250X" in printed and "random_sample" in printed and "wall s" in printed
     assert printed.count(" ± ") == 4  # --se: P ± standard error, per task and for the mean
     doc = json.loads(out.read_text())
     for name in ("random_sample", "benchmarks/strategies/random_walk.py"):

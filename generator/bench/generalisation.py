@@ -67,8 +67,9 @@ class Generalisation:
                               self.date, self.note, self.extra)
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def _mean(values: list[float | None]) -> float | None:
+    """The mean, or None where there is nothing to average or a task failed (None): fewer tasks would not compare."""
+    return sum(values) / len(values) if values and None not in values else None
 
 
 def label_of(strategy: str) -> str:
@@ -100,8 +101,8 @@ def compare(train: list, test: list, strategies: list[str], repeats: int = 10, s
     for strategy, r in zip(strategies, results):
         per = {name: s.score for name, s in r.per_task.items()}
         rows.append(Row(label_of(strategy), strategy.split(":")[0].endswith(".py"),
-                        _mean([per[t.name] for t in train]), _mean([per[t.name] for t in test]),
-                        per, round(r.wall_s, 1), _mean([per[t.name] for t in extra])))
+                        _mean([per.get(t.name) for t in train]), _mean([per.get(t.name) for t in test]),
+                        per, round(r.wall_s, 1), _mean([per.get(t.name) for t in extra])))
     return Generalisation([t.name for t in train], [t.name for t in test], _sorted(rows), repeats, seed, note=note,
                           extra=[t.name for t in extra])
 

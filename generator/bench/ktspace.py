@@ -10,7 +10,7 @@ starts empty, as a fresh Kernel Tuner Searchspace does. Randomness comes from nu
 Python's global generators, as in Kernel Tuner, so seeding them seeds the strategy.
 
 Not provided (those strategies run in Kernel Tuner's own simulation instead): LHS and
-distributed sampling, `sorted_list`, `list`/`index` (bayes_opt), tensor spaces, pyATF.
+distributed sampling, `list`/`index` (bayes_opt), tensor spaces, pyATF.
 """
 
 from __future__ import annotations
@@ -80,6 +80,12 @@ class RunSpace:
             warn(f"Too many samples requested ({num_samples}), reducing the number of samples to the searchspace size ({self.size})")
             num_samples = self.size
         return self.get_param_configs_at_indices(self.get_random_sample_indices(num_samples))
+
+    def sorted_list(self, sort_last_param_first: bool = False) -> list[tuple]:
+        """The configurations in the order their parameter values are listed (brute_force's order)."""
+        valid = self._space.valid
+        keys = valid.T if sort_last_param_first else valid.T[::-1]  # np.lexsort sorts by the last key first
+        return self.get_param_configs_at_indices(np.lexsort(keys))
 
     # --- neighbours ---------------------------------------------------------------------
     def get_neighbors_indices_no_cache(self, param_config, neighbor_method=None) -> np.ndarray:

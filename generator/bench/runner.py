@@ -39,7 +39,7 @@ from generator.bench.kt_simulation import (StrategyError, run_kernel_tuner, seed
 
 # Built-ins whose code runs unchanged on the fast space and oracle (checked in tests/test_bench.py);
 # the others run in Kernel Tuner's own simulation.
-FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "dual_annealing", "firefly_algorithm",
+FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "brute_force", "dual_annealing", "firefly_algorithm",
                  "genetic_algorithm", "greedy_ils", "greedy_mls", "hybrid_vndx", "minimize", "mls", "nsga2",
                  "nsga3", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing")
 
@@ -290,7 +290,8 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
         # Kernel Tuner 1.5 keeps objectives as lists (multi-objective support)
         objective=[task.objective.name], objective_higher_is_better=[task.objective.higher_is_better],
         strategy_options=Options(options), strategy=name, budget=_OracleBudget(oracle), verbose=False,
-        metrics=None, cache={}, simulation_mode=True, time_limit=budget.seconds, seed=None)
+        metrics=None, cache={}, simulation_mode=True, time_limit=budget.seconds,
+        seed=seed % 2**32)  # pymoo (nsga2, nsga3) draws from its own generator, seeded by this alone
     if budget.max_fevals is not None:  # as tune_kernel: the key exists only when the user gave it
         tuning_options["max_fevals"] = budget.max_fevals
     with warnings.catch_warnings():
