@@ -20,6 +20,8 @@ Code that does not parse has no shape; it never counts as a copy (the sandbox re
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import hashlib
 from collections import Counter
@@ -143,7 +145,7 @@ class Shape:
         if not code:
             return None
         try:
-            tree = ast.parse(code)
+            tree = parsing.parse(code)
         except (SyntaxError, ValueError, RecursionError):
             return None
         tree = _Normaliser(_bound_names(tree)).visit(tree)

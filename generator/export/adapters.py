@@ -10,6 +10,8 @@ Only trusted code belongs here (an exported module, or a class you wrote): it ru
 
 from __future__ import annotations
 
+from generator import parsing
+
 import itertools
 import math
 import queue
@@ -105,7 +107,7 @@ def _restriction(r, names, constants=None) -> Callable[[dict], bool]:
     constants = dict(constants or {})
     if callable(r):
         return (lambda p: bool(r({**constants, **p}))) if constants else (lambda p: bool(r(p)))
-    code = compile(str(r), "<restriction>", "eval")
+    code = parsing.compile_code(str(r), "<restriction>", "eval")
     unknown = set(code.co_names) - set(names) - set(constants) - set(_SAFE_BUILTINS)
     if unknown:
         raise ValueError(f"restriction {r!r} names unknown parameters {sorted(unknown)}; use names from tune_params")

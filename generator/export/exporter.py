@@ -12,6 +12,8 @@ Candidate code is untrusted until it is exported; nothing here runs it, it is on
 
 from __future__ import annotations
 
+from generator import parsing
+
 import datetime as _dt
 import json
 import keyword
@@ -179,7 +181,7 @@ def module_source(name: str, source: str, prov: Provenance, values: dict | None 
     prov_dict["tuned_values"] = values
     text = (f'"""{_docstring(name, info, prov, values, about)}\n"""\n\n{code}\n'
             + TUNE_TEMPLATE.format(cls=info.class_name, provenance=_pyliteral(prov_dict)))
-    compile(text, f"{name}.py", "exec")  # fail here, not when a user imports it
+    parsing.compile_code(text, f"{name}.py", "exec")  # fail here, not when a user imports it
     return text
 
 

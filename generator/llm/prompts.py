@@ -8,6 +8,8 @@ synthesizer reads it as an LLM would. Users may override any template with [prom
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import json
 from dataclasses import dataclass, field
@@ -169,7 +171,7 @@ def extract_reply(text: str | None, finish_reason: str | None = None) -> Reply:
 def normalise_code(code: str) -> str:
     """Code with comments, docstrings and layout removed, for spotting duplicates."""
     try:
-        tree = ast.parse(code)
+        tree = parsing.parse(code)
     except SyntaxError:
         return "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
     for node in ast.walk(tree):
