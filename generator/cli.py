@@ -93,6 +93,8 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
     p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
     p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
+    p.add_argument("--worker-wait", type=float, metavar="SECONDS",
+                   help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -100,7 +102,7 @@ def _cmd_run(args) -> int:
     from generator.campaign.loop import format_summary, run_campaign
 
     summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress,
-                           executor=args.executor)
+                           executor=args.executor, worker_wait=args.worker_wait)
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -109,13 +111,16 @@ def _setup_resume(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="run directory of an interrupted or finished campaign")
     p.add_argument("--budget", type=int, help="new total budget in candidates (to extend a finished run)")
     p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
+    p.add_argument("--worker-wait", type=float, metavar="SECONDS",
+                   help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _cmd_resume(args) -> int:
     from generator.campaign.loop import format_summary, resume
 
-    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor)
+    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor,
+                     worker_wait=args.worker_wait)
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -365,7 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
             return int(args.handler(args) or 0)
     except TunesmithError as exc:
-        print(f"tunesmith: error: {exc}", file=sys.stderr)
+        resume = getattr(exc, "resume_command", None)  # a campaign stopped by its infrastructure
+        saved = f"; the run is saved, to continue: {resume}" if resume else ""
+        print(f"tunesmith: error: {exc}{saved}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
         from generator.interrupts import exit_code, reason

@@ -199,6 +199,7 @@ class EvaluationConfig(Section):
     timeout: float = Field(60.0, gt=0, strict=True)  # wall-clock seconds of one run (one repeat on one task)
     workers: int = Field(1, ge=1, strict=True)
     executor: str = "local"
+    worker_wait: float = Field(300.0, gt=0)  # Dask: seconds to wait for a worker before stopping (resumable)
     seed: int | None = Field(None, strict=True)  # default: evolution.seed (all candidates see the same random streams)
 
     @field_validator("executor")
@@ -278,7 +279,7 @@ class CampaignConfig(Section):
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
 RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base", "llm.concurrency",
-                     "evolution.budget", "evaluation.workers", "evaluation.executor", "output.run_dir",
+                     "evolution.budget", "evaluation.workers", "evaluation.executor", "evaluation.worker_wait", "output.run_dir",
                      "description", "hpo"}
 
 
