@@ -125,16 +125,24 @@ class Campaign:
         from generator.evaluation.evaluate import evaluate_source
 
         with self._lock:  # candidates are evaluated from several threads: make the shared parts once
-            if self._executor_error is not None:  # e.g. no scheduler: fail once, not once per candidate
-                raise self._executor_error
-            try:
-                self._make_executor(ev)
-            except TunesmithError as exc:
-                self._executor_error = exc
-                raise
+            self._connect()
             seeds = self.seeds(seed)
         return evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
                                workers=ev.workers, executor=self._executor, seeds=seeds)
+
+    def connect(self) -> None:
+        """Make the campaign's executor now (connect to its cluster); raises what went wrong."""
+        with self._lock:
+            self._connect()
+
+    def _connect(self) -> None:
+        if self._executor_error is not None:  # e.g. no scheduler: fail once, not once per candidate
+            raise self._executor_error
+        try:
+            self._make_executor(self.cfg.evaluation)
+        except TunesmithError as exc:
+            self._executor_error = exc
+            raise
 
     def _make_executor(self, ev) -> None:
         """One pool for the whole campaign, shared by the candidates evaluated at the same time."""
@@ -208,6 +216,8 @@ class Campaign:
             print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
                   "scores are reused", file=sys.stderr)
         try:
+            if self._evaluate is None and self.cfg.evaluation.executor != "local":
+                self.connect()  # a cluster that is not there is named before the LLM is asked anything
             evo.run()
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
