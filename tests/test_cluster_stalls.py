@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +20,8 @@ pytest.importorskip("distributed")
 from cluster_fixtures import Cluster, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+SLOW_TESTS = pytest.mark.skipif(not os.environ.get("TUNESMITH_SLOW_TESTS"),
+                                reason="slow cluster test (about a minute); set TUNESMITH_SLOW_TESTS=1 to run it")
 
 
 @pytest.fixture
@@ -77,6 +80,7 @@ def test_no_workers_is_said_at_once_and_stops_after_the_worker_wait(cluster, tmp
     assert json.loads((run_dir / "status.json").read_text())["state"] == "stopped"
 
 
+@SLOW_TESTS
 def test_a_worker_that_joins_lets_the_waiting_run_go_on(cluster, tmp_path):
     run_dir = tmp_path / "run"
     proc = _tunesmith(run_dir, "--executor", cluster.url, "--worker-wait", "120")
@@ -110,3 +114,119 @@ def test_an_unreachable_scheduler_fails_once_in_the_time_it_states(tmp_path):
     assert "within 20 s" in err
     assert took < 20 + 25, took  # one attempt (+ start-up on a busy machine), not 4 x 20 s (one per candidate)
     assert f"tunesmith resume {run_dir}" in err
+
+
+# ---------------------------------------------------------------------------- a frozen worker
+# Honest and slow on purpose: a pause per call makes one run last a few seconds of wall time (the score
+# uses the simulated clock, so the pause changes nothing else): long enough to freeze its worker mid-run.
+SLOW = '''
+import time
+
+
+class SlowSampler:
+    hyperparameters = {"pause": {"type": "float", "low": 0.0, "high": 0.01, "default": 0.004}}
+
+    def __init__(self, budget=5000, pause=0.004):
+        self.pause = pause
+
+    def __call__(self, func, searchspace):
+        seen = set()
+        while True:
+            cfg = tuple(searchspace.get_random_sample(1)[0])
+            if cfg in seen:
+                continue
+            seen.add(cfg)
+            time.sleep(self.pause)
+            func(list(cfg))
+'''
+REPEATS = 2
+
+
+def _sandbox():
+    from generator.sandbox import SandboxConfig
+
+    return SandboxConfig(timeout_s=8.0, startup_s=20.0)
+
+
+@pytest.fixture(scope="module")
+def local_slow(conv_task):
+    from generator.evaluation.evaluate import evaluate_source
+
+    fit = evaluate_source(SLOW, [conv_task], repeats=REPEATS, seed=7, workers=2, config=_sandbox())
+    assert fit.error is None, fit.error
+    assert not fit.metadata.get("runs_cut_at_time_limit")
+    return fit
+
+
+def _same_scores(a, b):
+    assert a.error is None and b.error is None, (a.error, b.error)
+    assert not b.metadata.get("runs_cut_at_time_limit"), "a run was cut while its evaluator was frozen"
+    assert a.score == b.score
+    for name, tf in a.per_task.items():
+        assert (tf.per_repeat, tf.fevals, tf.unique) == (b.per_task[name].per_repeat, b.per_task[name].fevals,
+                                                         b.per_task[name].unique)
+
+
+def _evaluate_while_freezing(cluster, task, frozen_s: float | None):
+    """Evaluate on the cluster; once a worker runs our job, SIGSTOP it for `frozen_s` (None: for good)."""
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.evaluation.executors import get_executor
+
+    notices: list[str] = []
+    ex = get_executor(cluster.url, 2, worker_wait_s=60, notice=notices.append)
+    ex.client.wait_for_workers(2, timeout=60)
+    pids = ex.client.run(os.getpid)
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(fit=evaluate_source(
+        SLOW, [task], repeats=REPEATS, seed=7, workers=2, executor=ex, config=_sandbox())))
+    thread.start()
+    try:
+        end = time.monotonic() + 60
+        while not (busy := [a for a, keys in ex.client.processing().items() if keys]):
+            assert time.monotonic() < end, "no worker started the evaluation"
+            time.sleep(0.05)
+        _wait_for_a_run(pids[busy[0]])
+        os.kill(pids[busy[0]], signal.SIGSTOP)
+        if frozen_s is not None:
+            time.sleep(frozen_s)
+            os.kill(pids[busy[0]], signal.SIGCONT)
+        thread.join(timeout=180)
+        assert not thread.is_alive(), "the evaluation hung on a frozen worker"
+    finally:
+        for pid in pids.values():
+            os.kill(pid, signal.SIGCONT)
+        ex.shutdown(cancel_futures=True)
+    return box["fit"], notices
+
+
+def _wait_for_a_run(worker_pid: int, limit_s: float = 60.0) -> None:
+    """Until the worker's sandbox host has forked a run (its processes below the host), then a little more."""
+    import psutil  # a dependency of distributed
+
+    end = time.monotonic() + limit_s
+    while len(psutil.Process(worker_pid).children(recursive=True)) < 2:
+        assert time.monotonic() < end, "the sandbox host started no run"
+        time.sleep(0.05)
+    time.sleep(1.0)  # the oracle is answering
+
+
+@pytest.fixture
+def two_workers(tmp_path):
+    c = Cluster(tmp_path)
+    c.add_worker()
+    c.add_worker()
+    yield c
+    c.close()
+
+
+def test_a_worker_frozen_mid_run_changes_no_score(two_workers, conv_task, local_slow):
+    """Frozen longer than the run's time limit: the time its evaluator stood still is not the run's."""
+    fit, _ = _evaluate_while_freezing(two_workers, conv_task, frozen_s=_sandbox().timeout_s + 4)
+    _same_scores(local_slow, fit)
+
+
+@SLOW_TESTS
+def test_a_worker_frozen_for_good_loses_its_job_to_another(two_workers, conv_task, local_slow):
+    fit, notices = _evaluate_while_freezing(two_workers, conv_task, frozen_s=None)
+    _same_scores(local_slow, fit)
+    assert any("made no progress" in n and "moved to another worker" in n for n in notices), notices
