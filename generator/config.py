@@ -247,6 +247,7 @@ class HpoConfig(Section):
     report_repeats: int | None = Field(None, ge=1, strict=True)  # runs per task of the before/after scores; default max(10, 2*repeats)
     storage: str | None = None  # Optuna storage URL; default sqlite:///RUN_DIR/hpo.db
     seed: int = Field(0, strict=True)
+    heartbeat: float = Field(30.0, gt=0)  # seconds between trial heartbeats (RDB storages); 4 missed: trial retried
 
 
 class GuidedConfig(Section):

@@ -23,7 +23,7 @@ import optuna
 
 from generator.archive import Archive
 from generator.errors import TunesmithError
-from generator.tuning.recovery import claim, interrupted, recover, same_retry
+from generator.tuning.recovery import MAX_RETRY, OWNER, claim, interrupted, recover, same_retry
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.sandbox.optimizer_source import parse_optimizer
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
@@ -53,6 +53,7 @@ class HpoSettings:
     workers: int | None = None  # sandbox workers per evaluation; default the campaign's
     worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
     report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
+    heartbeat: float = 30.0  # seconds between a trial's heartbeats; a silent trial is failed after GRACE_BEATS of them
 
 
 # -- the search space a candidate declares ------------------------------------------------------
@@ -109,11 +110,16 @@ def storage_url(run_dir: Path, storage: str | None) -> str:
     return storage or f"sqlite:///{(Path(run_dir) / 'hpo.db').resolve()}"
 
 
-def open_storage(url: str):
-    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried.
+GRACE_BEATS = 4  # heartbeats a RUNNING trial may miss before Optuna fails it (and it is run again)
 
-    The heartbeat only fails a dead worker's trial; generator.hpo_recovery queues it again (for
-    every storage, and at once for workers on this host).
+
+def open_storage(url: str, heartbeat: float = 30.0):
+    """An Optuna storage for a URL; RDB storages get trial heartbeats with Optuna's RetryFailedTrialCallback.
+
+    A trial whose process died (on any host) stops beating; `fail_stale_trials` fails it after
+    GRACE_BEATS missed beats and the callback queues it again. JournalStorage has no heartbeat in
+    Optuna: there only generator.tuning.recovery (dead owners on this host) applies, and a trial left
+    RUNNING by another host is reported, never counted as finished.
     """
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend, JournalStorage
@@ -124,12 +130,14 @@ def open_storage(url: str):
         raise HpoError(f"--storage {url!r} is not a storage URL; use sqlite:///PATH, postgresql://..., "
                        "mysql://... or journal:PATH")
     engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None
+    beat = max(1, int(round(heartbeat)))
     for attempt in range(6):
         try:
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
                 warnings.simplefilter("ignore")
                 return optuna.storages.RDBStorage(
-                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120)
+                    url, engine_kwargs=engine, heartbeat_interval=beat, grace_period=GRACE_BEATS * beat,
+                    failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=MAX_RETRY))
         except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
             # workers that start together race to create the schema; the loser just opens it again
             if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
@@ -221,7 +229,7 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
               timeout_s: float, workers: int, progress: bool = True) -> optuna.Study:
     """Create or resume the candidate's study and run this process's share of the trials."""
     study = optuna.create_study(
-        study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage)),
+        study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage), settings.heartbeat),
         direction="maximize", load_if_exists=True,
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
     with warnings.catch_warnings():
@@ -233,21 +241,69 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
         study.enqueue_trial(_default_params(dists, settings, source), skip_if_exists=True)
     objective = make_objective(source, dists, train_tasks, settings, timeout_s, workers)
     bar = _progress(progress, settings.trials, cid)
+    waiting = _OthersTrials(study, settings)
     try:
         while True:
             recover(study)  # interrupted trials (a killed process, Ctrl-C) are queued again
             trials = study.get_trials(deepcopy=False)
-            used = sum(_counted(t) for t in trials)
-            bar.n = min(used, settings.trials)
+            finished = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
+            bar.n = min(finished, settings.trials)
             bar.refresh()
+            queued = any(t.state == optuna.trial.TrialState.WAITING for t in trials)
             # a queued trial holds one of the N places: it is run, never left waiting
-            if used >= settings.trials and not any(t.state == optuna.trial.TrialState.WAITING for t in trials):
+            if finished >= settings.trials and not queued:
                 break
+            if sum(_counted(t) for t in trials) >= settings.trials and not queued:
+                # the rest of the N are RUNNING in other processes (or were left by a dead one): only
+                # finished trials count, so wait for them; Optuna's heartbeat fails a dead one
+                if not waiting.wait(trials):
+                    break
+                continue
             # one trial at a time: the count above sees the other processes' trials between them
             study.optimize(objective, n_trials=1, catch=())
     finally:
         bar.close()
     return study
+
+
+class _OthersTrials:
+    """Waiting for trials RUNNING in other processes: said once, failed by the heartbeat when stale."""
+
+    def __init__(self, study: optuna.Study, settings: HpoSettings):
+        self.study, self.settings = study, settings
+        heartbeat = isinstance(study._storage, optuna.storages.RDBStorage)
+        # journal storage has no heartbeat: a trial of a dead process on another host never ends by itself
+        self.limit_s = (GRACE_BEATS + 2) * settings.heartbeat
+        self.heartbeat, self.since = heartbeat, None
+
+    def wait(self, trials) -> bool:
+        """Wait one heartbeat for the RUNNING trials; False once waiting is pointless (reported)."""
+        running = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
+        if self.since is None:
+            self.since = time.monotonic()
+            owners = sorted({str(t.system_attrs.get(OWNER, "unknown owner")) for t in running})
+            how = (f"if its process died, Optuna's heartbeat fails it within "
+                   f"{GRACE_BEATS * self.settings.heartbeat:g} s and it is run again here" if self.heartbeat else
+                   "journal storage has no heartbeat, so one left by a dead process on another host stays RUNNING")
+            _say(f"study {self.study.study_name}: waiting for {len(running)} trial(s) running in other processes "
+                 f"({', '.join(owners)}); {how}")
+        if not self.heartbeat and time.monotonic() - self.since > self.limit_s:
+            done = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
+            _say(f"study {self.study.study_name}: {done} of {self.settings.trials} trials finished; "
+                 f"{len(running)} trial(s) still RUNNING may belong to a dead process (not counted); "
+                 "run `tunesmith hpo` again once they end, or use an RDB storage (sqlite:///...) for heartbeats")
+            return False
+        time.sleep(self.settings.heartbeat)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(self.study)
+        return True
+
+
+def _say(message: str) -> None:
+    import sys
+
+    print(f"tunesmith: {message}", file=sys.stderr, flush=True)
 
 
 def _default_params(dists: dict, settings: HpoSettings, source: str) -> dict:
