@@ -197,9 +197,11 @@ def _cmd_hpo(args) -> int:
     settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
                                     trials=args.trials, repeats=args.repeats, storage=args.storage,
                                     seed=args.seed, worker=args.worker, report_repeats=args.report_repeats)
+    from pathlib import Path
+
     for result in run_hpo(args.run_dir, settings, progress=not args.quiet):
         print(format_result(result))
-    print(f"results: {args.run_dir}/hpo/<id>.json")
+        print(f"results: {Path(args.run_dir) / 'hpo' / (result.candidate_id + '.json')}")
     return 0
 
 

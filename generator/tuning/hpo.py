@@ -371,6 +371,36 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
     report_seed = settings.seed + REPORT_SEED_OFFSET
     # more repeats than a trial: this comparison decides whether the tuned values are kept
     repeats = settings.report_repeats or max(10, 2 * settings.repeats)
+    with _final_scoring(run_dir, candidate.id):  # parallel `hpo` processes: one scores and writes, the others read
+        done_already = load_results(run_dir).get(candidate.id)
+        if (done_already is not None and done_already.best_params == best_params
+                and done_already.trials == {**counts, "requested": settings.trials if dists else 0}
+                and done_already.report_repeats == repeats and done_already.report_seed == report_seed):
+            return done_already
+        return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
+                                dists, train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start)
+
+
+def _final_scoring(run_dir: Path, cid: str):
+    """An exclusive lock on RUN/hpo/<id>.lock while one process scores and writes the candidate's result."""
+    import contextlib
+    import fcntl
+
+    @contextlib.contextmanager
+    def held():
+        out = Path(run_dir) / HPO_DIR
+        out.mkdir(exist_ok=True)
+        with open(out / f".{cid}.lock", "w") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+
+    return held()
+
+
+def _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts, dists,
+                     train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start) -> HpoResult:
+    run_dir = archive.run_dir
+    source = archive.code(candidate)
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
     test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
     # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if
