@@ -322,6 +322,14 @@ def local_cluster(workers: int, gpus: int | None = None):
     return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=logging.ERROR, name="tunesmith")
 
 
+def _quiet_dask_logs() -> None:
+    """A scheduler that restarts or goes away makes Dask's client log tracebacks (tens of lines) while it
+    reconnects; the evaluation fails with one line of ours (ClusterStalled) instead, so keep them quiet."""
+    for name in ("distributed.client", "distributed.core", "distributed.comm", "distributed.batched",
+                 "distributed.utils", "tornado.application"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def dask_executor(url: str, workers: int, retries: int = 1, gpus: int | None = None,
                   connect_timeout_s: float = 20.0, worker_wait_s: float = 300.0, notice=None) -> DaskExecutor:
     """`dask-local`: start a cluster of `workers` processes here; `dask://HOST:PORT`: connect to a scheduler."""
@@ -330,6 +338,7 @@ def dask_executor(url: str, workers: int, retries: int = 1, gpus: int | None = N
     except ImportError as exc:
         raise TunesmithError(f"executor {url!r} needs Dask; install it with `pip install 'tunesmith[dask]'` "
                              f"(or dask[distributed]) or use executor = 'local'") from exc
+    _quiet_dask_logs()
     if url == DASK_LOCAL:
         cluster = local_cluster(workers, gpus)
         return DaskExecutor(Client(cluster), cluster, retries, url, worker_wait_s, notice)
