@@ -230,3 +230,19 @@ def test_a_worker_frozen_for_good_loses_its_job_to_another(two_workers, conv_tas
     fit, notices = _evaluate_while_freezing(two_workers, conv_task, frozen_s=None)
     _same_scores(local_slow, fit)
     assert any("made no progress" in n and "moved to another worker" in n for n in notices), notices
+
+
+def test_a_scheduler_killed_mid_run_is_one_line_and_resumable(cluster, tmp_path):
+    cluster.add_worker()
+    run_dir = tmp_path / "run"
+    proc = _tunesmith(run_dir, "--executor", cluster.url, "--worker-wait", "120")
+    end = time.monotonic() + 120
+    while not (run_dir / "candidates.jsonl").exists() or not (run_dir / "candidates.jsonl").read_text().strip():
+        assert proc.poll() is None and time.monotonic() < end, proc.err_path.read_text()[-2000:]
+        time.sleep(0.2)
+    os.killpg(cluster.scheduler.pid, signal.SIGKILL)
+    rc, err, _ = _finish(proc, 120)
+    assert rc != 0
+    assert "Traceback" not in err, err[-3000:]
+    assert err.count("tunesmith: error:") == 1, err[-3000:]
+    assert f"to continue: tunesmith resume {run_dir}" in err
