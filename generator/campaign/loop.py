@@ -69,6 +69,7 @@ class Campaign:
         self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
         self._inflight = None
         self._lock = threading.Lock()
+        self._status_lock = threading.Lock()  # the executor's watchdog writes status too (one temp file)
 
     # -- what the generation maker (inflight.py) asks of the campaign -----------------------------
     def produce_generation(self, plans: list[Plan]) -> list[Candidate]:
@@ -186,9 +187,10 @@ class Campaign:
 
     def _write_status(self, state: str, reason: str = "") -> None:
         best = max((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: c.score, default=None)
-        self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.made),
-                                   "budget": self.cfg.evolution.budget, "usage": self.llm.usage.to_dict(),
-                                   "best": best.id if best else None})
+        with self._status_lock:
+            self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.made),
+                                       "budget": self.cfg.evolution.budget, "usage": self.llm.usage.to_dict(),
+                                       "best": best.id if best else None})
 
     def run(self) -> Summary:
         """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly.
@@ -237,10 +239,13 @@ class Campaign:
             if self._inflight is not None:
                 self._inflight.close()
                 self._inflight = None
-            if self._executor is not None:  # stopped early: what is in flight is evaluated again on resume
+            # evaluations still queued in this session's threads must not start a new executor
+            with self._lock:
+                self._executor_error = self._executor_error or TunesmithError("the campaign has stopped")
+                executor, self._executor = self._executor, None
+            if executor is not None:  # stopped early: what is in flight is evaluated again on resume
                 stopped = sys.exc_info()[0] is not None
-                self._executor.shutdown(wait=not stopped, cancel_futures=stopped)
-                self._executor = None
+                executor.shutdown(wait=not stopped, cancel_futures=stopped)
         self._write_status(state, reason)
         if state == "finished":
             self._hpo_stage()
