@@ -246,3 +246,28 @@ def test_a_scheduler_killed_mid_run_is_one_line_and_resumable(cluster, tmp_path)
     assert "Traceback" not in err, err[-3000:]
     assert err.count("tunesmith: error:") == 1, err[-3000:]
     assert f"to continue: tunesmith resume {run_dir}" in err
+
+
+def _scores(run_dir: Path) -> dict:
+    from generator.archive import Archive
+
+    return {c.id: (c.score, c.error and c.error.get("kind") if isinstance(c.error, dict) else c.error)
+            for c in Archive.open(run_dir).candidates()}
+
+
+@SLOW_TESTS
+def test_a_campaign_with_a_frozen_worker_scores_as_the_local_one(two_workers, tmp_path):
+    """The quickstart (4 candidates) on 2 workers, one frozen for 15 s mid-run: every score as local."""
+    local = tmp_path / "local"
+    rc, err, _ = _finish(_tunesmith(local, "--executor", "local"), 300)
+    assert rc == 0, err[-2000:]
+    run_dir = tmp_path / "dask"
+    proc = _tunesmith(run_dir, "--executor", two_workers.url)
+    worker = two_workers.workers[0]
+    _wait_for_a_run(worker.pid, limit_s=240)
+    os.kill(worker.pid, signal.SIGSTOP)
+    time.sleep(15)  # longer than the quickstart's 10 s per-run limit
+    os.kill(worker.pid, signal.SIGCONT)
+    rc, err, _ = _finish(proc, 300)
+    assert rc == 0, err[-2000:]
+    assert _scores(run_dir) == _scores(local)
