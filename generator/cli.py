@@ -111,6 +111,8 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
     p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
     p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
+    p.add_argument("--worker-wait", type=float, metavar="SECONDS",
+                   help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -118,7 +120,7 @@ def _cmd_run(args) -> int:
     from generator.campaign.loop import format_summary, run_campaign
 
     summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress,
-                           executor=args.executor)
+                           executor=args.executor, worker_wait=args.worker_wait)
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -127,13 +129,16 @@ def _setup_resume(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="run directory of an interrupted or finished campaign")
     p.add_argument("--budget", type=int, help="new total budget in candidates (to extend a finished run)")
     p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
+    p.add_argument("--worker-wait", type=float, metavar="SECONDS",
+                   help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _cmd_resume(args) -> int:
     from generator.campaign.loop import format_summary, resume
 
-    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor)
+    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor,
+                     worker_wait=args.worker_wait)
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -213,6 +218,8 @@ def _cmd_hpo(args) -> int:
     settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
                                     trials=args.trials, repeats=args.repeats, storage=args.storage,
                                     seed=args.seed, worker=args.worker, report_repeats=args.report_repeats)
+    from pathlib import Path
+
     try:
         results = run_hpo(args.run_dir, settings, progress=not args.quiet)
     except KeyboardInterrupt as exc:  # finished trials are in the study; the same command goes on from them
@@ -222,7 +229,7 @@ def _cmd_hpo(args) -> int:
         raise
     for result in results:
         print(format_result(result))
-    print(f"results: {args.run_dir}/hpo/<id>.json")
+        print(f"results: {Path(args.run_dir) / 'hpo' / (result.candidate_id + '.json')}")
     return 0
 
 
@@ -437,7 +444,9 @@ def main(argv: list[str] | None = None) -> int:
         quiet_stdout()
         return 141  # 128 + SIGPIPE, as a shell reports a writer whose reader went away
     except TunesmithError as exc:
-        print(f"tunesmith: error: {exc}", file=sys.stderr)
+        resume = getattr(exc, "resume_command", None)  # a campaign stopped by its infrastructure
+        saved = f"; the run is saved, to continue: {resume}" if resume else ""
+        print(f"tunesmith: error: {exc}{saved}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
         from generator.interrupts import exit_at_next_interrupt, exit_code, reason, resume_hint

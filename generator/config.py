@@ -207,6 +207,7 @@ class EvaluationConfig(Section):
     timeout: float = Field(60.0, gt=0, strict=True)  # wall-clock seconds of one run (one repeat on one task)
     workers: int = Field(1, ge=1, strict=True)
     executor: str = "local"
+    worker_wait: float = Field(300.0, gt=0)  # Dask: seconds to wait for a worker before stopping (resumable)
     seed: int | None = Field(None, strict=True)  # default: evolution.seed (all candidates see the same random streams)
     # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
     # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
@@ -258,6 +259,7 @@ class HpoConfig(Section):
     report_repeats: int | None = Field(None, ge=1, strict=True)  # runs per task of the before/after scores; default max(10, 2*repeats)
     storage: str | None = None  # Optuna storage URL; default sqlite:///RUN_DIR/hpo.db
     seed: int = Field(0, strict=True)
+    heartbeat: float = Field(30.0, gt=0)  # seconds between trial heartbeats (RDB storages); 4 missed: trial retried
 
 
 class GuidedConfig(Section):
@@ -290,7 +292,7 @@ class CampaignConfig(Section):
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
 RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base", "llm.concurrency",
-                     "evolution.budget", "evaluation.workers", "evaluation.executor", "output.run_dir",
+                     "evolution.budget", "evaluation.workers", "evaluation.executor", "evaluation.worker_wait", "output.run_dir",
                      "description", "hpo"}
 
 

@@ -83,7 +83,7 @@ def test_unknown_executor_is_a_one_line_error():
 def test_no_scheduler_is_a_clear_error():
     from generator.evaluation.dask_executor import dask_executor
 
-    with pytest.raises(TunesmithError, match="no Dask scheduler answers"):
+    with pytest.raises(TunesmithError, match="no Dask scheduler answered at .* within 1 s"):
         dask_executor("dask://127.0.0.1:9", 1, connect_timeout_s=1)  # port 9 (discard): nothing listens there
 
 
@@ -141,9 +141,10 @@ def test_gpu_job_without_gpu_workers_fails_fast(dask_ex, conv_task):
 def test_evaluation_dropped_by_the_cluster_is_a_clear_error(dask_ex):
     future = dask_ex.submit(time.sleep, 2)  # a worker cannot interrupt it: keep it short
     with dask_ex._lock:
-        dropped = list(dask_ex._inflight)
+        dropped = [call.dfut for call in dask_ex._calls.values()]
     dask_ex.client.cancel(dropped)  # as when the scheduler restarts or goes away
-    with pytest.raises(TunesmithError, match="dropped an evaluation.*tunesmith resume"):
+    # the campaign adds the real `tunesmith resume <run dir>` (tests/test_cluster_stalls.py)
+    with pytest.raises(TunesmithError, match="dropped an evaluation.*continue the run"):
         future.result(timeout=30)
 
 

@@ -17,6 +17,8 @@ because Kernel Tuner's strategies draw from the global ones.
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import importlib.util
 import inspect
@@ -89,7 +91,7 @@ def parse_strategy(text: str) -> StrategySpec:
         if "=" in token:
             key, _, raw = token.partition("=")
             try:
-                options[key.strip()] = ast.literal_eval(raw.strip())
+                options[key.strip()] = parsing.literal_eval(raw.strip())
             except (ValueError, SyntaxError):
                 options[key.strip()] = raw.strip()
         elif token:
@@ -112,7 +114,7 @@ def parse_strategy(text: str) -> StrategySpec:
 def _only_tune(path: Path) -> bool:
     """True if the file has a module-level tune() and no OPTIMIZER / optimizer class to call directly."""
     try:
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parsing.parse(path.read_text(), str(path))
     except SyntaxError as exc:
         raise StrategyError(f"{path}:{exc.lineno}: syntax error ({exc.msg}); fix the file") from None
     names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}

@@ -53,9 +53,11 @@ class Campaign:
         self.by_id: dict[str, Candidate] = {}
         self._bar = self._eval_bar = None
         self._executor = None
+        self._executor_error = None
         self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
         self._inflight = None
         self._lock = threading.Lock()
+        self._status_lock = threading.Lock()  # the executor's watchdog writes status too (one temp file)
 
     # -- what the generation maker (inflight.py) asks of the campaign -----------------------------
     def produce_generation(self, plans: list[Plan]) -> list[Candidate]:
@@ -114,14 +116,37 @@ class Campaign:
         from generator.evaluation.evaluate import evaluate_source
 
         with self._lock:  # candidates are evaluated from several threads: make the shared parts once
-            if self._executor is None and (ev.workers > 1 or ev.executor != "local" or self.cfg.llm.concurrency > 1):
-                from generator.evaluation.executors import get_executor
-
-                # one pool for the whole campaign, shared by the candidates evaluated at the same time
-                self._executor = get_executor(ev.executor, ev.workers)
+            self._connect()
             seeds = self.seeds(seed)
         return aggregated(evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
                                           workers=ev.workers, executor=self._executor, seeds=seeds), ev.aggregate)
+
+    def connect(self) -> None:
+        """Make the campaign's executor now (connect to its cluster); raises what went wrong."""
+        with self._lock:
+            self._connect()
+
+    def _connect(self) -> None:
+        if self._executor_error is not None:  # e.g. no scheduler: fail once, not once per candidate
+            raise self._executor_error
+        try:
+            self._make_executor(self.cfg.evaluation)
+        except TunesmithError as exc:
+            self._executor_error = exc
+            raise
+
+    def _make_executor(self, ev) -> None:
+        """One pool for the whole campaign, shared by the candidates evaluated at the same time."""
+        if self._executor is None and (ev.workers > 1 or ev.executor != "local" or self.cfg.llm.concurrency > 1):
+            from generator.evaluation.executors import get_executor
+
+            self._executor = get_executor(ev.executor, ev.workers, worker_wait_s=ev.worker_wait,
+                                          notice=self._notice)
+
+    def _notice(self, message: str) -> None:
+        """The executor waits for the cluster (or goes on): say so on the terminal and in `status`."""
+        print(f"tunesmith: {message}", file=sys.stderr, flush=True)
+        self._write_status("waiting" if "waiting" in message else "running", message)
 
     def seeds(self, seed: int):
         """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""
@@ -152,9 +177,10 @@ class Campaign:
 
     def _write_status(self, state: str, reason: str = "") -> None:
         best = max((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: c.score, default=None)
-        self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.made),
-                                   "budget": self.cfg.evolution.budget, "usage": self.llm.usage.to_dict(),
-                                   "best": best.id if best else None})
+        with self._status_lock:
+            self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.made),
+                                       "budget": self.cfg.evolution.budget, "usage": self.llm.usage.to_dict(),
+                                       "best": best.id if best else None})
 
     def run(self) -> Summary:
         """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly.
@@ -183,6 +209,8 @@ class Campaign:
             print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
                   "scores are reused", file=sys.stderr)
         try:
+            if self._evaluate is None and self.cfg.evaluation.executor != "local":
+                self.connect()  # a cluster that is not there is named before the LLM is asked anything
             evo.run()
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
@@ -194,6 +222,7 @@ class Campaign:
             raise
         except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
             self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
             raise
         finally:
             self._eval_bar.close()
@@ -201,9 +230,13 @@ class Campaign:
             if self._inflight is not None:
                 self._inflight.close()
                 self._inflight = None
-            if self._executor is not None:
-                self._executor.shutdown(wait=True)
-                self._executor = None
+            # evaluations still queued in this session's threads must not start a new executor
+            with self._lock:
+                self._executor_error = self._executor_error or TunesmithError("the campaign has stopped")
+                executor, self._executor = self._executor, None
+            if executor is not None:  # stopped early: what is in flight is evaluated again on resume
+                stopped = sys.exc_info()[0] is not None
+                executor.shutdown(wait=not stopped, cancel_futures=stopped)
         self._write_status(state, reason)
         if state == "finished":
             self._hpo_stage()
@@ -247,7 +280,8 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
 
 
 def run_campaign(config_path, run_dir: str | None = None, budget: int | None = None, progress: bool = True,
-                 evaluate=None, completion=None, executor: str | None = None) -> Summary:
+                 evaluate=None, completion=None, executor: str | None = None,
+                 worker_wait: float | None = None) -> Summary:
     """Start the campaign of a TOML file, or continue it if its run directory already holds it."""
     config_path = campaign_file(config_path)
     cfg = load_config(config_path)
@@ -259,6 +293,8 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
         from generator.evaluation.dask_executor import checked_url
 
         cfg.evaluation.executor = checked_url(executor)
+    if worker_wait is not None:
+        cfg.evaluation.worker_wait = _checked_wait(worker_wait)
     cfg, resolved = resolve_paths(cfg, config_path.parent)
     from generator.campaign.preflight import check_budget_left, check_campaign
     from generator.run_lock import run_lock
@@ -274,7 +310,7 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
 
 
 def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
-           executor: str | None = None) -> Summary:
+           executor: str | None = None, worker_wait: float | None = None) -> Summary:
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
     from generator.campaign.preflight import check_budget_left, check_campaign
     from generator.run_lock import run_lock
@@ -290,9 +326,18 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
             data["evolution"]["budget"] = budget
         if executor:
             data.setdefault("evaluation", {})["executor"] = executor
+        if worker_wait is not None:
+            data.setdefault("evaluation", {})["worker_wait"] = _checked_wait(worker_wait)
         cfg = parse_config(data, str(Path(run_dir) / "config.json"))
         check_campaign(cfg, keys=completion is None)  # e.g. a local model removed since, a hub moved
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+
+
+def _checked_wait(seconds: float) -> float:
+    """--worker-wait: a positive number of seconds."""
+    if not seconds > 0:
+        raise TunesmithError(f"--worker-wait {seconds:g}: give a positive number of seconds, e.g. --worker-wait 600")
+    return float(seconds)
 
 
 def render_prompt(config_path, operator: str = "new") -> list[dict]:

@@ -27,6 +27,8 @@ Code that does not parse has no shape; it never counts as a copy (the sandbox re
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import hashlib
 from collections import Counter
@@ -178,11 +180,11 @@ class Shape:
         if not code:
             return None
         try:
-            tree = ast.parse(code)
+            tree = parsing.parse(code)
             bound = _bound_names(tree)
             visible = frozenset(_visible_names(tree))
             # a second tree for the program view: parsing again is cheaper than copying the first
-            program = _Normaliser(bound, program=True, visible=visible).visit(ast.parse(code))
+            program = _Normaliser(bound, program=True, visible=visible).visit(parsing.parse(code))
             fingerprint = hashlib.sha256(ast.dump(program, annotate_fields=False).encode()).hexdigest()[:16]
             tree = _Normaliser(bound).visit(tree)
             tokens: list[str] = []

@@ -25,6 +25,8 @@ import os
 import shutil
 import subprocess
 import threading
+import time
+from dataclasses import dataclass, field
 
 from generator.config import DASK_LOCAL, REMOTE_SCHEMES, url_problem  # noqa: F401  (the URL grammar)
 from generator.errors import TunesmithError
@@ -87,59 +89,182 @@ def job_resources(job) -> dict | None:
     return {"GPU": 1} if any(needs_gpu(tasks[i]) for i in used) else None
 
 
-class DaskExecutor(cf.Executor):
-    """A `concurrent.futures.Executor` whose calls are Dask tasks on a cluster's workers."""
+POLL_S = 1.0  # how often the watchdog asks the scheduler about workers and running tasks
+RPC_TIMEOUT_S = 10.0  # one question to the scheduler; a frozen or gone scheduler never blocks us longer
+CLOSE_TIMEOUT_S = 10.0  # closing the client / a local cluster
+MAX_MOVES = 2  # a job moved off this many stalled workers fails as the infrastructure's fault
 
-    def __init__(self, client, cluster=None, retries: int = 1, url: str = DASK_LOCAL):
+
+class ClusterStalled(TunesmithError):
+    """The cluster could not run an evaluation (no workers, or it made no progress): not the candidate's fault."""
+
+
+def job_deadline_s(job) -> float:
+    """How long a running sandbox job may take at most: start-up, then per run its limit, stop grace, exit."""
+    cfg = getattr(job, "config", None)
+    if cfg is None:
+        return float("inf")
+    return float(cfg.startup_s) + len(getattr(job, "runs", ())) * (2 * float(cfg.timeout_s) + 10.0)
+
+
+@dataclass
+class _Call:
+    """One submitted call: the caller's future follows the Dask future of its latest attempt."""
+
+    cfut: cf.Future
+    fn: object
+    args: tuple
+    kwargs: dict
+    resources: dict | None
+    dfut: object = None
+    worker: str | None = None  # where it runs (first seen processing there)
+    started: float | None = None
+    moved_from: list = field(default_factory=list)
+
+
+class DaskExecutor(cf.Executor):
+    """A `concurrent.futures.Executor` whose calls are Dask tasks on a cluster's workers.
+
+    A watchdog thread asks the scheduler every POLL_S: with no worker it says so (`notice`) and, after
+    `worker_wait_s`, fails what waits as ClusterStalled; a job running on one worker past
+    `job_deadline_s` (a frozen worker: Dask keeps it for minutes) is moved to another worker, or fails
+    as ClusterStalled. Neither is ever scored or blamed on the candidate.
+    """
+
+    def __init__(self, client, cluster=None, retries: int = 1, url: str = DASK_LOCAL,
+                 worker_wait_s: float = 300.0, notice=None):
         self.client, self.cluster, self.retries, self.url = client, cluster, int(retries), url
-        self._inflight: set = set()
+        self.worker_wait_s = float(worker_wait_s)
+        self.notice = notice or (lambda message: None)
+        self._calls: dict[str, _Call] = {}  # Dask key -> call
         self._lock = threading.Lock()
         self._closed = False
+        self._stalled: ClusterStalled | None = None
+        self._no_workers_since: float | None = None
+        self._stop = threading.Event()
+        self._watch = threading.Thread(target=self._watchdog, name="tunesmith-dask-watchdog", daemon=True)
+        self._watch.start()
 
     @property
     def slots(self) -> int:
         """Tasks the cluster runs at once (threads over all workers); chunk an evaluation into this many."""
-        return max(1, sum(self.client.nthreads().values()))
+        try:
+            return max(1, sum(self.client.nthreads(callback_timeout=RPC_TIMEOUT_S).values()))
+        except Exception:  # noqa: BLE001 - the scheduler is slow or gone: the watchdog reports it
+            return 1
 
     def submit(self, fn, /, *args, **kwargs) -> cf.Future:
         """Run fn(*args, **kwargs) as a Dask task; a sandbox job asks for a GPU when it needs one."""
         if self._closed:
             raise RuntimeError("cannot submit to a DaskExecutor after shutdown")
+        if self._stalled is not None:
+            raise self._stalled
         resources = job_resources(args[0]) if args else None
         if resources:
             self._require_resources(resources)
+        call = _Call(cf.Future(), fn, args, kwargs, resources)
+        call.cfut.add_done_callback(lambda f: f.cancelled() and call.dfut is not None and call.dfut.cancel())
+        self._launch(call)
+        return call.cfut
+
+    def _launch(self, call: _Call, workers: list[str] | None = None) -> None:
         # pure=False: every call is a new task (no key deduplication, no hashing of the tasks' arrays).
-        dfut = self.client.submit(fn, *args, pure=False, retries=self.retries, resources=resources, **kwargs)
+        dfut = self.client.submit(call.fn, *call.args, pure=False, retries=self.retries, resources=call.resources,
+                                  workers=workers, allow_other_workers=False, **call.kwargs)
         with self._lock:
-            self._inflight.add(dfut)
-        return self._bridge(dfut)
+            call.dfut, call.worker, call.started = dfut, None, None
+            self._calls[dfut.key] = call
+        dfut.add_done_callback(lambda f: self._on_dask_done(call, f))
 
-    def _bridge(self, dfut) -> cf.Future:
-        """A concurrent.futures.Future that follows the Dask future (so cf.wait / cancel work)."""
-        cfut: cf.Future = cf.Future()
+    def _on_dask_done(self, call: _Call, f) -> None:
+        with self._lock:
+            self._calls.pop(f.key, None)
+            if call.dfut is not f:
+                return  # an attempt we moved away from a stalled worker
+        if not call.cfut.set_running_or_notify_cancel():
+            return  # we cancelled it; the call above woke cf.wait() on it
+        if f.status == "cancelled":  # not by us: the scheduler dropped it (restarted, lost, shut down)
+            call.cfut.set_exception(ClusterStalled(
+                f"executor {self.url!r}: the Dask cluster dropped an evaluation (scheduler restarted or gone); "
+                "check the cluster, then continue the run"))
+            return
+        try:
+            call.cfut.set_result(f.result())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            call.cfut.set_exception(_translate(exc))
 
-        def on_cf_done(f):
-            if f.cancelled():
-                dfut.cancel()  # a running task finishes on its worker (its sandbox has its own timeout)
-
-        def on_dask_done(f):
-            with self._lock:
-                self._inflight.discard(f)
-            if not cfut.set_running_or_notify_cancel():
-                return  # we cancelled it; the call above woke cf.wait() on it
-            if f.status == "cancelled":  # not by us: the scheduler dropped it (restarted, lost, shut down)
-                cfut.set_exception(TunesmithError(
-                    f"executor {self.url!r}: the Dask cluster dropped an evaluation (scheduler restarted or "
-                    f"gone); check the cluster, then continue the run with `tunesmith resume RUN_DIR`"))
-                return
+    # ------------------------------------------------------------------ the watchdog
+    def _watchdog(self) -> None:
+        while not self._stop.wait(POLL_S):
             try:
-                cfut.set_result(f.result())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                cfut.set_exception(_translate(exc))
+                self._check_workers()
+                self._check_progress()
+            except Exception:  # noqa: BLE001 - scheduler unreachable for a moment; Dask reports a real loss
+                continue
 
-        cfut.add_done_callback(on_cf_done)
-        dfut.add_done_callback(on_dask_done)
-        return cfut
+    def _sync(self, method, **kwargs):
+        return self.client.sync(method, callback_timeout=RPC_TIMEOUT_S, **kwargs)
+
+    def _check_workers(self) -> None:
+        n = len(self._sync(self.client.scheduler.ncores, workers=None))
+        now = time.monotonic()
+        if n:
+            if self._no_workers_since is not None:
+                self.notice(f"executor {self.url!r}: {n} Dask worker(s) joined; evaluations go on")
+            self._no_workers_since = None
+            return
+        if self._no_workers_since is None:
+            self._no_workers_since = now
+            self.notice(f"executor {self.url!r}: waiting for Dask workers (none is connected to the scheduler); "
+                        f"giving up after {self.worker_wait_s:g} s ([evaluation] worker_wait / --worker-wait)")
+        elif now - self._no_workers_since > self.worker_wait_s:
+            self._fail_all(ClusterStalled(
+                f"executor {self.url!r}: no Dask worker joined within {self.worker_wait_s:g} s; start workers "
+                "(`dask worker SCHEDULER`) or raise [evaluation] worker_wait, then continue the run"))
+
+    def _check_progress(self) -> None:
+        processing = self._sync(self.client.scheduler.processing, workers=None)
+        now = time.monotonic()
+        where = {key: w for w, keys in processing.items() for key in keys}
+        with self._lock:
+            calls = list(self._calls.items())
+        for key, call in calls:
+            worker = where.get(key)
+            if worker != call.worker:  # started (or restarted elsewhere by Dask): its clock starts now
+                call.worker, call.started = worker, (now if worker else None)
+            elif worker and now - call.started > job_deadline_s(call.args[0] if call.args else None):
+                self._move(call, worker, sorted(set(processing) - {worker} - set(call.moved_from)), now - call.started)
+
+    def _move(self, call: _Call, worker: str, others: list[str], waited: float) -> None:
+        """A job made no progress on `worker`: run it again elsewhere (same seeds: the same result)."""
+        call.moved_from.append(worker)
+        old = call.dfut
+        if not others or len(call.moved_from) > MAX_MOVES:
+            error = ClusterStalled(f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on "
+                                   f"Dask worker {worker} (frozen or overloaded) and no other worker could take it; "
+                                   "check the workers, then continue the run")
+            with self._lock:
+                call.dfut = None
+            old.cancel()
+            if call.cfut.set_running_or_notify_cancel():
+                call.cfut.set_exception(error)
+            return
+        self.notice(f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on Dask worker "
+                    f"{worker} (frozen?); moved to another worker")
+        self._launch(call, workers=others)
+        old.cancel()
+
+    def _fail_all(self, error: ClusterStalled) -> None:
+        """Fail every waiting call (and later submits) with `error`."""
+        self._stalled = error
+        with self._lock:
+            calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            dfut, call.dfut = call.dfut, None
+            if dfut is not None:
+                dfut.cancel()
+            if call.cfut.set_running_or_notify_cancel():
+                call.cfut.set_exception(error)
 
     def _require_resources(self, resources: dict) -> None:
         """Fail at once, with the fix, instead of queueing forever for a resource no worker has."""
@@ -150,22 +275,27 @@ class DaskExecutor(cf.Executor):
                     f"executor {self.url!r}: a live task needs worker resource {name}={amount} and no worker "
                     f"offers it; start GPU workers with `dask worker SCHEDULER --resources {name}=1`")
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Wait for (or cancel) what is in flight, then close the client and any cluster we started."""
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False, timeout_s: float | None = None) -> None:
+        """Wait (at most `timeout_s`, default the worker wait) for what is in flight, or cancel it; then close.
+
+        Never blocks without bound: what is still in flight after the wait is cancelled, and every caller
+        still waiting on a future is woken with ClusterStalled."""
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
         with self._lock:
-            inflight = list(self._inflight)
-        if cancel_futures or not wait:
-            self.client.cancel(inflight)
-        elif inflight:
-            from distributed import wait as dask_wait
-
-            dask_wait(inflight)
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+            inflight = [c.cfut for c in self._calls.values()]
+        if wait and not cancel_futures and inflight:
+            cf.wait(inflight, timeout=self.worker_wait_s if timeout_s is None else timeout_s)
+        self._fail_all(ClusterStalled(f"executor {self.url!r}: shut down while an evaluation was in flight; "
+                                      "continue the run to evaluate it again"))
+        for close in (lambda: self.client.close(timeout=CLOSE_TIMEOUT_S),
+                      lambda: self.cluster is not None and self.cluster.close(timeout=CLOSE_TIMEOUT_S)):
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - a gone or frozen scheduler: nothing left to close cleanly
+                pass
 
 
 def _translate(exc: BaseException) -> BaseException:
@@ -192,21 +322,31 @@ def local_cluster(workers: int, gpus: int | None = None):
     return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=logging.ERROR, name="tunesmith")
 
 
+def _quiet_dask_logs() -> None:
+    """A scheduler that restarts or goes away makes Dask's client log tracebacks (tens of lines) while it
+    reconnects; the evaluation fails with one line of ours (ClusterStalled) instead, so keep them quiet."""
+    for name in ("distributed.client", "distributed.core", "distributed.comm", "distributed.batched",
+                 "distributed.utils", "tornado.application"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def dask_executor(url: str, workers: int, retries: int = 1, gpus: int | None = None,
-                  connect_timeout_s: float = 20.0) -> DaskExecutor:
+                  connect_timeout_s: float = 20.0, worker_wait_s: float = 300.0, notice=None) -> DaskExecutor:
     """`dask-local`: start a cluster of `workers` processes here; `dask://HOST:PORT`: connect to a scheduler."""
     try:
         from distributed import Client
     except ImportError as exc:
         raise TunesmithError(f"executor {url!r} needs Dask; install it with `pip install 'tunesmith[dask]'` "
                              f"(or dask[distributed]) or use executor = 'local'") from exc
+    _quiet_dask_logs()
     if url == DASK_LOCAL:
         cluster = local_cluster(workers, gpus)
-        return DaskExecutor(Client(cluster), cluster, retries, url)
+        return DaskExecutor(Client(cluster), cluster, retries, url, worker_wait_s, notice)
     address = scheduler_address(url)
     try:
         client = Client(address, timeout=f"{connect_timeout_s}s")
     except OSError as exc:
-        raise TunesmithError(f"executor {url!r}: no Dask scheduler answers at {address} ({exc}); start one "
-                             f"(`dask scheduler`, or dask-jobqueue's SLURMCluster) or fix the address") from exc
-    return DaskExecutor(client, None, retries, url)
+        raise TunesmithError(f"executor {url!r}: no Dask scheduler answered at {address} within "
+                             f"{connect_timeout_s:g} s; start one (`dask scheduler`, or dask-jobqueue's "
+                             "SLURMCluster) or fix the address") from None
+    return DaskExecutor(client, None, retries, url, worker_wait_s, notice)

@@ -24,8 +24,11 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def get_executor(url: str | None = None, workers: int | None = 1) -> Executor:
-    """An executor for sandbox jobs: `None`/`"local"` (threads driving local sandboxes)."""
+def get_executor(url: str | None = None, workers: int | None = 1, *, worker_wait_s: float = 300.0,
+                 notice=None) -> Executor:
+    """An executor for sandbox jobs: `None`/`"local"` (threads), `dask-local` or `dask://HOST:PORT`.
+
+    Dask only: `worker_wait_s` bounds the wait for a worker, `notice(message)` hears that the run waits."""
     n = default_workers() if not workers or workers < 1 else int(workers)
     scheme = url.split("://", 1)[0] if url and "://" in url else url
     if scheme in LOCAL_SCHEMES:
@@ -33,5 +36,5 @@ def get_executor(url: str | None = None, workers: int | None = 1) -> Executor:
     from generator.evaluation.dask_executor import dask_executor, is_dask_url  # Dask is imported only when used
 
     if is_dask_url(url):
-        return dask_executor(url, n)
+        return dask_executor(url, n, worker_wait_s=worker_wait_s, notice=notice)
     raise TunesmithError(f"executor {url!r}: unknown kind; use 'local', 'dask-local' or 'dask://HOST:PORT'")

@@ -12,6 +12,8 @@ Candidate code is untrusted until it is exported; nothing here runs it, it is on
 
 from __future__ import annotations
 
+from generator import parsing
+
 import datetime as _dt
 import json
 import keyword
@@ -114,7 +116,7 @@ def module_source(name: str, source: str, prov: Provenance, values: dict | None 
     prov_dict["tuned_values"] = values
     text = (f'"""{_docstring(name, info, prov, values, about)}\n"""\n\n{code}\n'
             + TUNE_TEMPLATE.format(cls=info.class_name, provenance=_pyliteral(prov_dict)))
-    compile(text, f"{name}.py", "exec")  # fail here, not when a user imports it
+    parsing.compile_code(text, f"{name}.py", "exec")  # fail here, not when a user imports it
     return text
 
 
@@ -128,14 +130,14 @@ def rewrapped(text: str) -> str:
     cut = text.find(ENTRY_POINT_MARK)
     if cut < 0:
         raise ExportError("not a module written by `tunesmith export` (no Kernel Tuner entry point); export it again")
-    tail = ast.parse(text[cut:])
+    tail = parsing.parse(text[cut:])
     found = {t.id: node.value for node in tail.body if isinstance(node, ast.Assign)
              for t in node.targets if isinstance(t, ast.Name)}
     if not isinstance(found.get("OPTIMIZER"), ast.Name) or "PROVENANCE" not in found:
         raise ExportError("the module's entry point names no OPTIMIZER class or PROVENANCE; export it again")
     provenance = ast.literal_eval(found["PROVENANCE"])
     new = text[:cut] + TUNE_TEMPLATE.format(cls=found["OPTIMIZER"].id, provenance=_pyliteral(provenance))
-    compile(new, "<rewrapped>", "exec")
+    parsing.compile_code(new, "<rewrapped>", "exec")
     return new
 
 

@@ -8,6 +8,8 @@ number of values per parameter, not on the size of the space.
 
 from __future__ import annotations
 
+from generator import parsing
+
 import itertools
 import math
 from typing import Callable, Iterable
@@ -152,7 +154,7 @@ def _restriction(r, names, constants=None) -> Callable[[dict], bool]:
     constants = dict(constants or {})
     if callable(r):
         return (lambda p: bool(r({**constants, **p}))) if constants else (lambda p: bool(r(p)))
-    code = compile(str(r), "<restriction>", "eval")
+    code = parsing.compile_code(str(r), "<restriction>", "eval")
     unknown = set(code.co_names) - set(names) - set(constants) - set(_SAFE_BUILTINS)
     if unknown:
         raise ValueError(f"restriction {r!r} names unknown parameters {sorted(unknown)}; use names from tune_params")
@@ -164,7 +166,7 @@ def _restriction(r, names, constants=None) -> Callable[[dict], bool]:
 def partial_check(restrictions, constants: dict | None = None) -> Callable[[dict], bool]:
     """A test of a partial assignment: False only if a restriction whose names are all assigned fails."""
     constants = dict(constants or {})
-    compiled = [r if callable(r) else compile(str(r), "<restriction>", "eval") for r in as_list(restrictions)]
+    compiled = [r if callable(r) else parsing.compile_code(str(r), "<restriction>", "eval") for r in as_list(restrictions)]
 
     def ok(params: dict) -> bool:
         scope = {**constants, **params}

@@ -14,6 +14,8 @@ into a configuration of the search space or says, in one line, why it is not one
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import json
 import re
@@ -117,7 +119,7 @@ def _literal(text: str):
     except ValueError:
         pass
     try:
-        return ast.literal_eval(re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
+        return parsing.literal_eval(re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
                                                                    re.sub(r"\bnull\b", "None", text))))
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         return None

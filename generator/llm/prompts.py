@@ -8,6 +8,8 @@ synthesizer reads it as an LLM would. Users may override any template with [prom
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import importlib.resources
 import json
@@ -190,7 +192,7 @@ def normalise_code(code: str) -> str:
     """Code with comments, docstrings and layout removed, for spotting duplicates."""
     plain = "\n".join(line.split("#", 1)[0].rstrip() for line in code.splitlines() if line.strip())
     try:
-        tree = ast.parse(code)
+        tree = parsing.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply
         return plain
     for node in ast.walk(tree):

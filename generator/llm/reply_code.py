@@ -13,6 +13,8 @@ that does not parse) is flagged `truncated`, so that the error shown to the fix 
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import re
 from dataclasses import dataclass
@@ -45,7 +47,7 @@ def normalise_newlines(text: str) -> str:
 
 def parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parsing.parse(code)
         return True
     except _NOT_PYTHON:
         return False
@@ -54,7 +56,7 @@ def parses(code: str) -> bool:
 def has_optimizer_class(code: str) -> bool:
     """A top-level class that defines __call__ (what the static checks look for)."""
     try:
-        tree = ast.parse(code)
+        tree = parsing.parse(code)
     except _NOT_PYTHON:
         return bool(re.search(r"^class \w+", code, re.M)) and "def __call__" in code
     return any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__"
@@ -75,7 +77,7 @@ def _is_prose(line: str) -> bool:
     if line.startswith(("- ", "* ", "> ", "| ", "**")):  # Markdown lists, quotes, tables, bold
         return True
     try:
-        ast.parse(line)
+        parsing.parse(line)
         return line.rstrip().endswith((".", "!", "?")) and " " in line.strip() and not line.rstrip().endswith("...")
     except _NOT_PYTHON:
         return True
@@ -164,7 +166,7 @@ def find_code(text: str | None, finish_reason: str | None = None) -> Found:
 def _looks_cut(code: str) -> bool:
     """The syntax error is at the very end: an unclosed bracket, block or string (not a typo inside)."""
     try:
-        ast.parse(code)
+        parsing.parse(code)
         return False
     except (RecursionError, MemoryError):
         return False

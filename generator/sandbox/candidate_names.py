@@ -13,6 +13,8 @@ at run time, and `generator.sandbox.refusals.hint_for` says so when a candidate 
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 from abc import ABC, abstractmethod
 
@@ -79,7 +81,7 @@ except ImportError:  # the same interface without Kernel Tuner
 
 def unbound_names(source: str) -> list[str]:
     """Which of NAMES the source uses without defining or importing them at module level."""
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     bound = set()
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -103,7 +105,7 @@ def with_prelude(code: str) -> str:
     """The code with EXPORT_PRELUDE in front where it needs it (after any `from __future__` imports)."""
     if not unbound_names(code):
         return code
-    tree = ast.parse(code)
+    tree = parsing.parse(code)
     future = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     lines = code.splitlines(keepends=True)
     cut = future[-1].end_lineno if future else 0
@@ -119,7 +121,7 @@ PREIMPORTABLE = ("scipy",)
 def preimports(source: str, limit: int = 8) -> list[str]:
     """The PREIMPORTABLE modules the source imports (e.g. ["scipy.optimize"]); [] if it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found = []

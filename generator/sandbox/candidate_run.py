@@ -5,6 +5,8 @@ prompt can act on. Imported by the sandbox host before the walls go up.
 
 from __future__ import annotations
 
+from generator import parsing
+
 import builtins
 import linecache
 import os
@@ -178,7 +180,7 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
         module.__dict__.update({"__builtins__": builtins, **candidate_names()})
         sys.modules["candidate"] = module
         refusals.refuse_processes_and_network()
-        exec(compile(source, CANDIDATE_FILE, "exec"), module.__dict__)
+        exec(parsing.compile_code(source, CANDIDATE_FILE, "exec"), module.__dict__)
         stage = "construct"
         optimizer = getattr(module, job["class_name"])(**job["init_kwargs"])
         stage = "call"

@@ -3,6 +3,8 @@ well-formed hyperparameters. Nothing here executes the candidate's code."""
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 from dataclasses import dataclass, field
 
@@ -35,8 +37,8 @@ def inspect_source(source: str) -> OptimizerInterface | CandidateError:
     """The candidate's optimizer interface, or a structured error saying what is wrong."""
     lines = source.splitlines()
     try:
-        compile(source, "<candidate>", "exec", dont_inherit=True)
-        tree = ast.parse(source)
+        parsing.compile_code(source, "<candidate>", "exec", dont_inherit=True)
+        tree = parsing.parse(source)
     except SyntaxError as exc:
         lineno = exc.lineno if isinstance(exc.lineno, int) else None
         text = lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else (exc.text or "").strip() or None

@@ -42,6 +42,10 @@ MAX_IDLE_HOSTS = 8
 # Once the oracle has said "stop", the run may take this long to return before it is ended for it:
 # its trace is complete, so a candidate that swallows the stop is scored, not failed as a timeout.
 STOP_GRACE_S = 2.0
+# The serving loop wakes at least every TICK_S; a turn longer than that by STALL_S means this process was
+# frozen (a stopped Dask worker), and the run's deadline moves by the time lost (Host._forgive_stall).
+TICK_S = 0.5
+STALL_S = 2.0
 
 
 class Host:
@@ -161,13 +165,15 @@ class Host:
 
     def _loop(self, sel) -> CandidateError | None:
         error = None
+        turn = time.monotonic()
         while not self.idle:
+            turn = self._forgive_stall(turn)
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 if self._end_spent_run():
                     continue
                 return error or self._timeout_error()
-            for key, _ in sel.select(remaining):
+            for key, _ in sel.select(min(remaining, TICK_S)):
                 if self.channel is not None and key.fd == self.channel.req:
                     self._on_request()
                 elif key.fd == self.out:
@@ -179,6 +185,15 @@ class Host:
             if self.host_gone and not self.idle:
                 return error or self._error("killed", "the sandbox host process was killed")
         return error
+
+    def _forgive_stall(self, last_turn: float) -> float:
+        """Time this process stood still (frozen: SIGSTOP, a suspended VM or a stalled Dask worker) is not
+        the run's: the candidate waited for its evaluator's answer, so its deadline moves by that much."""
+        now = time.monotonic()
+        stalled = now - last_turn - TICK_S  # a loop turn lasts at most TICK_S plus the answers it sends
+        if stalled > STALL_S:
+            self.deadline += stalled
+        return now
 
     def _payload(self) -> dict:
         job, cfg = self.job, self.cfg

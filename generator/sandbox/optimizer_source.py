@@ -8,6 +8,8 @@ and numpy (and scipy). Candidate code is untrusted until it is exported: nothing
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import json
 import sys
@@ -34,7 +36,7 @@ class OptimizerCode:
 def parse_optimizer(source: str, origin: str = "candidate") -> OptimizerCode:
     """Find the optimizer class (the last class with `__call__`) and its declared hyperparameters."""
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except SyntaxError as exc:
         raise ExportError(f"{origin}: code does not parse (line {exc.lineno}: {exc.msg}); export a candidate that ran") from None
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
@@ -75,7 +77,7 @@ def with_defaults(source: str, values: dict) -> str:
     """The source with new defaults for the given hyperparameters, in the dict and in `__init__`."""
     if not values:
         return source
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     info = parse_optimizer(source)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == info.class_name
                and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body))
@@ -123,7 +125,7 @@ def _plain(value):
 
 def check_imports(source: str, origin: str = "candidate") -> None:
     """Exported modules use only the standard library, numpy, scipy and Kernel Tuner."""
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsing.parse(source)):
         names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -138,7 +140,7 @@ def check_imports(source: str, origin: str = "candidate") -> None:
 
 def split_docstring(source: str) -> tuple[str, str]:
     """The source without its module docstring, and that docstring (it moves into the module's own)."""
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     first = tree.body[0] if tree.body else None
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str)):

@@ -10,6 +10,8 @@ back to the per-configuration loop, so the fast path can only be faster, never d
 
 from __future__ import annotations
 
+from generator import parsing
+
 import ast
 import itertools
 
@@ -31,7 +33,7 @@ def compile_restrictions(restrictions, names) -> list:
         if not isinstance(expr, str):
             raise RestrictionError(f"restriction {expr!r} is not a string; write it as a Python expression")
         try:
-            code = compile(expr, "<restriction>", "eval")
+            code = parsing.compile_code(expr, "<restriction>", "eval")
         except SyntaxError as exc:
             raise RestrictionError(f"restriction {expr!r} does not parse ({exc.msg}); fix its Python syntax") from None
         unknown = set(code.co_names) - set(names) - set(SAFE_BUILTINS)
@@ -188,5 +190,5 @@ class _Vectorise(ast.NodeTransformer):
 
 
 def _vectorise(expr: str):
-    tree = _Vectorise().visit(ast.parse(expr, mode="eval"))
-    return compile(ast.fix_missing_locations(tree), "<restriction>", "eval")
+    tree = _Vectorise().visit(parsing.parse(expr, mode="eval"))
+    return parsing.compile_code(ast.fix_missing_locations(tree), "<restriction>", "eval")

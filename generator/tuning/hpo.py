@@ -22,8 +22,10 @@ from pathlib import Path
 import optuna
 
 from generator.archive import Archive
-from generator.tuning.recovery import claim, interrupted, quiet_interrupts, recover, same_retry
-from generator.tuning.storage import HpoError, check_storage, open_storage, storage_url  # noqa: F401 (import paths kept)
+from generator.errors import TunesmithError
+from generator.tuning.recovery import OWNER, claim, interrupted, quiet_interrupts, recover, same_retry
+from generator.tuning.storage import (GRACE_BEATS, HpoError, check_storage, open_storage,  # noqa: F401 (import paths kept)
+                                      storage_url)
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.sandbox.optimizer_source import parse_optimizer
 import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
@@ -50,6 +52,7 @@ class HpoSettings:
     workers: int | None = None  # sandbox workers per evaluation; default the campaign's
     worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
     report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
+    heartbeat: float = 30.0  # seconds between a trial's heartbeats; a silent trial is failed after GRACE_BEATS of them
 
 
 # -- the search space a candidate declares ------------------------------------------------------
@@ -183,7 +186,8 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
               timeout_s: float, workers: int, progress: bool = True) -> optuna.Study:
     """Create or resume the candidate's study and run this process's share of the trials."""
     study = optuna.create_study(
-        study_name=study_name(run_dir, cid), storage=open_storage(storage_url(run_dir, settings.storage), settings.storage_origin),
+        study_name=study_name(run_dir, cid),
+        storage=open_storage(storage_url(run_dir, settings.storage), settings.storage_origin, settings.heartbeat),
         direction="maximize", load_if_exists=True,
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
     with warnings.catch_warnings():
@@ -195,21 +199,69 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
         study.enqueue_trial(_default_params(dists, settings, source), skip_if_exists=True)
     objective = make_objective(source, dists, train_tasks, settings, timeout_s, workers)
     bar = _progress(progress, settings.trials, cid)
+    waiting = _OthersTrials(study, settings)
     try:
         while True:
             recover(study)  # interrupted trials (a killed process, Ctrl-C) are queued again
             trials = study.get_trials(deepcopy=False)
-            used = sum(_counted(t) for t in trials)
-            bar.n = min(used, settings.trials)
+            finished = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
+            bar.n = min(finished, settings.trials)
             bar.refresh()
+            queued = any(t.state == optuna.trial.TrialState.WAITING for t in trials)
             # a queued trial holds one of the N places: it is run, never left waiting
-            if used >= settings.trials and not any(t.state == optuna.trial.TrialState.WAITING for t in trials):
+            if finished >= settings.trials and not queued:
                 break
+            if sum(_counted(t) for t in trials) >= settings.trials and not queued:
+                # the rest of the N are RUNNING in other processes (or were left by a dead one): only
+                # finished trials count, so wait for them; Optuna's heartbeat fails a dead one
+                if not waiting.wait(trials):
+                    break
+                continue
             # one trial at a time: the count above sees the other processes' trials between them
             study.optimize(objective, n_trials=1, catch=())
     finally:
         bar.close()
     return study
+
+
+class _OthersTrials:
+    """Waiting for trials RUNNING in other processes: said once, failed by the heartbeat when stale."""
+
+    def __init__(self, study: optuna.Study, settings: HpoSettings):
+        self.study, self.settings = study, settings
+        heartbeat = isinstance(study._storage, optuna.storages.RDBStorage)
+        # journal storage has no heartbeat: a trial of a dead process on another host never ends by itself
+        self.limit_s = (GRACE_BEATS + 2) * settings.heartbeat
+        self.heartbeat, self.since = heartbeat, None
+
+    def wait(self, trials) -> bool:
+        """Wait one heartbeat for the RUNNING trials; False once waiting is pointless (reported)."""
+        running = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
+        if self.since is None:
+            self.since = time.monotonic()
+            owners = sorted({str(t.system_attrs.get(OWNER, "unknown owner")) for t in running})
+            how = (f"if its process died, Optuna's heartbeat fails it within "
+                   f"{GRACE_BEATS * self.settings.heartbeat:g} s and it is run again here" if self.heartbeat else
+                   "journal storage has no heartbeat, so one left by a dead process on another host stays RUNNING")
+            _say(f"study {self.study.study_name}: waiting for {len(running)} trial(s) running in other processes "
+                 f"({', '.join(owners)}); {how}")
+        if not self.heartbeat and time.monotonic() - self.since > self.limit_s:
+            done = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
+            _say(f"study {self.study.study_name}: {done} of {self.settings.trials} trials finished; "
+                 f"{len(running)} trial(s) still RUNNING may belong to a dead process (not counted); "
+                 "run `tunesmith hpo` again once they end, or use an RDB storage (sqlite:///...) for heartbeats")
+            return False
+        time.sleep(self.settings.heartbeat)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(self.study)
+        return True
+
+
+def _say(message: str) -> None:
+    import sys
+
+    print(f"tunesmith: {message}", file=sys.stderr, flush=True)
 
 
 def _default_params(dists: dict, settings: HpoSettings, source: str) -> dict:
@@ -277,6 +329,36 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
     report_seed = settings.seed + REPORT_SEED_OFFSET
     # more repeats than a trial: this comparison decides whether the tuned values are kept
     repeats = settings.report_repeats or max(10, 2 * settings.repeats)
+    with _final_scoring(run_dir, candidate.id):  # parallel `hpo` processes: one scores and writes, the others read
+        done_already = load_results(run_dir).get(candidate.id)
+        if (done_already is not None and done_already.best_params == best_params
+                and done_already.trials == {**counts, "requested": settings.trials if dists else 0}
+                and done_already.report_repeats == repeats and done_already.report_seed == report_seed):
+            return done_already
+        return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
+                                dists, train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start)
+
+
+def _final_scoring(run_dir: Path, cid: str):
+    """An exclusive lock on RUN/hpo/<id>.lock while one process scores and writes the candidate's result."""
+    import contextlib
+    import fcntl
+
+    @contextlib.contextmanager
+    def held():
+        out = Path(run_dir) / HPO_DIR
+        out.mkdir(exist_ok=True)
+        with open(out / f".{cid}.lock", "w") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+
+    return held()
+
+
+def _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts, dists,
+                     train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start) -> HpoResult:
+    run_dir = archive.run_dir
+    source = archive.code(candidate)
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
     test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
     # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if

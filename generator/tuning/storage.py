@@ -29,12 +29,19 @@ def storage_url(run_dir: Path, storage: str | None) -> str:
     return storage or f"sqlite:///{(Path(run_dir) / 'hpo.db').resolve()}"
 
 
-def open_storage(url: str, origin: str = "--storage"):
-    """An Optuna storage for a URL; RDB storages get a heartbeat so a crashed worker's trial is retried.
+GRACE_BEATS = 4  # heartbeats a RUNNING trial may miss before Optuna fails it (and it is run again)
 
-    The heartbeat only fails a dead worker's trial; generator.tuning.recovery queues it again (for
-    every storage, and at once for workers on this host). `origin` names where the URL came from.
+
+def open_storage(url: str, origin: str = "--storage", heartbeat: float = 30.0):
+    """An Optuna storage for a URL; RDB storages get trial heartbeats with Optuna's RetryFailedTrialCallback.
+
+    A trial whose process died (on any host) stops beating; `fail_stale_trials` fails it after
+    GRACE_BEATS missed beats and the callback queues it again. JournalStorage has no heartbeat in
+    Optuna: there only generator.tuning.recovery (dead owners on this host) applies, and a trial left
+    RUNNING by another host is reported, never counted as finished. `origin` names where the URL came from.
     """
+    from generator.tuning.recovery import MAX_RETRY
+
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
@@ -42,12 +49,14 @@ def open_storage(url: str, origin: str = "--storage"):
     if "://" not in url:
         raise HpoError(f"{origin} {url!r} is not a storage URL; use {FORMS}")
     engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None
+    beat = max(1, int(round(heartbeat)))
     for attempt in range(6):
         try:
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
                 warnings.simplefilter("ignore")
                 return optuna.storages.RDBStorage(
-                    url, engine_kwargs=engine, heartbeat_interval=30, grace_period=120)
+                    url, engine_kwargs=engine, heartbeat_interval=beat, grace_period=GRACE_BEATS * beat,
+                    failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=MAX_RETRY))
         except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
             # workers that start together race to create the schema; the loser just opens it again
             if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):

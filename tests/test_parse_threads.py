@@ -1,0 +1,87 @@
+"""ast.parse from many threads at once (CPython gh-106905): Python 3.11 raises SystemError
+'AST constructor recursion depth mismatch' when a thread switch lands inside the AST conversion.
+Dask workers with several threads (dask-local, dask://) check candidates concurrently, and any
+Python finalizer run by the garbage collector can cause that switch; every parse in `generator`
+goes through one process-wide lock (generator.parsing)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from generator.sandbox.checks import check_source
+
+SOURCE = (__import__("pathlib").Path(__file__).resolve().parents[1] / "generator" / "sandbox" / "checks.py").read_text()
+CANDIDATE = '''
+class RandomSearch:
+    hyperparameters = {"n": {"type": "int", "low": 1, "high": 8, "default": 2}}
+
+    def __init__(self, budget=5000, n=2):
+        self.n = n
+
+    def __call__(self, func, searchspace):
+        for cfg in searchspace.get_random_sample(10):
+            func(cfg)
+'''
+
+
+class _Finalized:
+    """Garbage whose finalizer runs Python code: the collector then switches threads mid-parse."""
+
+    def __del__(self):
+        sum(range(50))
+
+
+def _make_garbage(stop: threading.Event, cycles: int = 20000) -> None:
+    for _ in range(cycles):
+        if stop.is_set():
+            return
+        a, b = _Finalized(), _Finalized()
+        a.other, b.other = b, a  # a cycle: freed by the collector, at an allocation inside the parse
+
+
+def _hammer(parse, threads: int = 4, rounds: int = 300) -> list[BaseException]:
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def work():
+        try:
+            for _ in range(rounds):
+                if errors:
+                    return
+                parse()
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch as often as the interpreter allows
+    garbage = threading.Thread(target=_make_garbage, args=(stop,))
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    try:
+        garbage.start()
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    finally:
+        stop.set()
+        garbage.join()
+        sys.setswitchinterval(old)
+    return errors
+
+
+def test_generator_parse_survives_many_threads():
+    from generator.parsing import parse
+
+    assert _hammer(lambda: parse(SOURCE)) == []
+
+
+def test_candidate_checks_survive_many_threads():
+    """What a Dask worker with several threads does: check candidates at the same time."""
+    big = CANDIDATE + "\n".join(f"\n\ndef helper_{i}(x):\n    return [[x * {i} + j for j in range(3)] "
+                                 f"for _ in range(2)] if x else {{'a': (x, {i})}}" for i in range(40))
+    assert check_source(big) is None  # a valid candidate, checked alone
+    results: list = []
+    errors = _hammer(lambda: results.append(check_source(big)), rounds=30)
+    assert errors == []
+    assert len(results) == 120 and all(r is None for r in results)
