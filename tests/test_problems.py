@@ -165,3 +165,11 @@ def test_cuda_kernel_compiles_at_a_corner_of_its_space(tmp_path, name):
     out = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(problem.kernel_file), "-o", str(tmp_path / "k.o"),
                           *defines], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_build_script_keeps_a_carried_pythonpath(tmp_path):
+    """The GPU image lacks pydantic: carried wheels installed under a PYTHONPATH must stay importable."""
+    line = next(l for l in (PROBLEMS / "build_caches.sh").read_text().splitlines() if l.startswith("export PYTHONPATH"))
+    out = subprocess.run(["bash", "-c", f"{line}; echo $PYTHONPATH"], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": "/tmp/site", "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == [f"{tmp_path}:/tmp/site"]
