@@ -7,7 +7,8 @@ set -uo pipefail
 budget=$1; shift
 smoke=0; if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
 end=$((SECONDS + budget))
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+# Keeps a PYTHONPATH already set (packages the GPU image lacks, e.g. pydantic, installed from carried wheels).
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 log=${OUT:-/tmp}/build.log
 {
   bash .device/install-kernel-tuner.sh || exit 1

@@ -10,11 +10,17 @@ import pytest
 from generator.errors import TunesmithError
 from generator.tasks.problems import load_problem, load_problem_tasks
 from generator.tasks.cache import valid_index_matrix
-from generator.tasks.entries import load_tasks
+from generator.tasks.entries import load_entry, load_tasks
+from generator.scoring.degenerate import degenerate_reason
+from generator.scoring.statistics import space_statistics
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
 CUDA_PROBLEMS = {"gemm": 2406, "conv2d": 1672, "hotspot": 1196, "dedisp": 1764}  # valid configurations
+# Spaces measured on an H100 for training (issue 29): valid configurations, optimum and median (ms),
+# as problems/README.md and the README's "Problems and live tuning" table give them.
+TRAINING_SPACES = {"transpose": (288, 0.2010, 0.4149), "reduction": (306, 0.09341, 0.1436),
+                   "nbody": (1988, 0.2172, 2.0972), "stencil3d": (3096, 0.06252, 0.07972)}
 
 
 @pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS))
@@ -29,6 +35,41 @@ def test_shipped_cache_loads_as_task(name):
     assert task.info["application"]["kernel_name"] == load_problem(PROBLEMS / name / "problem.toml").kernel_name
 
 
+@pytest.mark.parametrize("name", sorted(TRAINING_SPACES))
+def test_training_space_loads_by_entry_with_its_statistics(name):
+    valid, optimum, median = TRAINING_SPACES[name]
+    [task] = load_entry(f"problem:{name}/H100")
+    assert task.name == f"{name}/H100" and len(task.space.valid) == valid
+    values = task.key.values[~task.key.failed]
+    assert values.size == valid  # every configuration compiled, ran and passed verification
+    assert values.min() == pytest.approx(optimum, rel=1e-3) and np.median(values) == pytest.approx(median, rel=1e-3)
+    assert (task.key.eval_seconds > 0).all()
+    stats = space_statistics(task)
+    assert stats.size == valid and stats.failed_fraction == 0 and stats.budget_fevals >= 5
+    assert degenerate_reason(task) is None  # P is not decided by one configuration here
+
+
+def test_nbody_reference_is_the_pairwise_sum():
+    """The blocked matrix-product reference equals the plain pairwise formula (G = 1/N, softened)."""
+    problem = load_problem(PROBLEMS / "nbody" / "problem.toml")
+    pos = np.random.default_rng(0).random((300, 4)).astype(np.float32)
+    got = problem._reference_function()({"pos": pos}, {})["acc"].reshape(-1, 3)
+    p, m = pos[:, :3].astype(np.float64), pos[:, 3].astype(np.float64)
+    d = p[None, :, :] - p[:, None, :]  # d[i, j] = p_j - p_i
+    want = np.einsum("ij,ijk->ik", m[None, :] * ((d * d).sum(-1) + 0.01) ** -1.5, d) / len(p)
+    assert np.allclose(got, want, atol=1e-6)
+
+
+def test_stencil3d_reference_at_a_corner_and_inside():
+    problem = load_problem(PROBLEMS / "stencil3d" / "problem.toml")
+    u = np.random.default_rng(0).random((6, 5, 4)).astype(np.float32)
+    out = problem._reference_function()({"in": u}, {})["out"].astype(np.float64)
+    v = u.astype(np.float64)
+    inside = v[2, 2, 2] * 0.4 + 0.1 * (v[1, 2, 2] + v[3, 2, 2] + v[2, 1, 2] + v[2, 3, 2] + v[2, 2, 1] + v[2, 2, 3])
+    corner = v[0, 0, 0] * 0.4 + 0.1 * (3 * v[0, 0, 0] + v[1, 0, 0] + v[0, 1, 0] + v[0, 0, 1])  # edges: the cell itself
+    assert out[2, 2, 2] == pytest.approx(inside, rel=1e-6) and out[0, 0, 0] == pytest.approx(corner, rel=1e-6)
+
+
 def test_objective_of_hotspot_is_time_per_step():
     [task] = load_problem_tasks(PROBLEMS / "hotspot" / "problem.toml")
     assert task.objective.name == "time_per_step" and not task.objective.higher_is_better
@@ -40,7 +81,7 @@ def test_load_tasks_dispatches_problem_specs_and_folders():
     assert {f"{p}/H200" for p in CUDA_PROBLEMS} <= names
 
 
-@pytest.mark.parametrize("name", ["gemm", "hotspot"])
+@pytest.mark.parametrize("name", ["gemm", "hotspot", *sorted(TRAINING_SPACES)])
 def test_restrictions_agree_with_kernel_tuner(name):
     from kernel_tuner.searchspace import Searchspace
 
@@ -113,7 +154,7 @@ def test_problem_without_caches_says_how_to_build_them(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH: cannot compile the CUDA kernels here")
-@pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS))
+@pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS) + sorted(TRAINING_SPACES))
 def test_cuda_kernel_compiles_at_a_corner_of_its_space(tmp_path, name):
     """nvcc -c at the largest values of every parameter that the restrictions allow (no GPU needed)."""
     problem = load_problem(PROBLEMS / name / "problem.toml")
@@ -124,3 +165,11 @@ def test_cuda_kernel_compiles_at_a_corner_of_its_space(tmp_path, name):
     out = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(problem.kernel_file), "-o", str(tmp_path / "k.o"),
                           *defines], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_build_script_keeps_a_carried_pythonpath(tmp_path):
+    """The GPU image lacks pydantic: carried wheels installed under a PYTHONPATH must stay importable."""
+    line = next(l for l in (PROBLEMS / "build_caches.sh").read_text().splitlines() if l.startswith("export PYTHONPATH"))
+    out = subprocess.run(["bash", "-c", f"{line}; echo $PYTHONPATH"], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": "/tmp/site", "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == [f"{tmp_path}:/tmp/site"]

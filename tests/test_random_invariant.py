@@ -39,6 +39,10 @@ SHIPPED = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in (ROOT / "pro
 _HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 HUB = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in (_HUB / "cachefiles").glob("*/*.json.gz")
              if not p.name.split(".")[0].endswith("_T4"))
+# Where the package's one-rank offset is not small: on stencil3d (flat near its optimum, a budget of
+# about 1,100 of its 3,096 configurations) random search's best is one or two ranks from the optimum
+# at the end of a run, where one rank is a large share of the shrinking (baseline - optimum) gap.
+RANK_OFFSET_SPACES = {"stencil3d/H100": -0.157}
 # without the hub, one placeholder that skips with the reason (conftest's hub_dir; CI fails instead)
 HUB_PARAMS = HUB or [pytest.param(None, id="hub-absent")]
 
@@ -94,7 +98,10 @@ def _check_scores_zero(task, traces):
     se = standard_error(score)
     expected = _expected_p(task)
     assert math.isfinite(score.score) and se > 0
-    assert abs(expected) < 0.1, f"{task.name}: random search's expected P is {expected:+.3f}, not ~0"
+    if task.name in RANK_OFFSET_SPACES:  # a known, documented offset: still checked, and scored as expected
+        assert expected == pytest.approx(RANK_OFFSET_SPACES[task.name], abs=0.01), f"{task.name}: {expected:+.3f}"
+    else:
+        assert abs(expected) < 0.1, f"{task.name}: random search's expected P is {expected:+.3f}, not ~0"
     assert abs(score.score - expected) <= 3 * se, (
         f"{task.name}: random search scored P = {score.score:+.3f} ± {se:.3f} (SE, {len(traces)} repeats), "
         f"expected {expected:+.3f} (0 but for the package's one-rank offset): more than 3 SE apart")
