@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 ROOMS = ["parsing", "errors", "interrupts", "config", "jsonl", "tasks", "scoring", "sandbox", "live", "evaluation", "llm", "archive", "run_lock", "guided",
          "tuning", "campaign", "export", "review", "bench"]
 # The command line, and the thin re-exports of import paths the README documents, sit on top.
-TOP = {"cli", "adapters", "hpo", "live_eval", "live_tasks", "synth"}
+TOP = {"cli", "cli_scoring", "adapters", "hpo", "live_eval", "live_tasks", "synth"}
 
 
 def _module_name(path: Path) -> str:
