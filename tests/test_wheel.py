@@ -52,3 +52,25 @@ def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_cam
     assert stats.returncode == 0, stats.stderr[-3000:]
     assert "hotspot" in stats.stdout
     assert not any(elsewhere.iterdir()), "reading the shipped data writes nothing in the current directory"
+
+    # A run in the sandbox still sees the packages installed beside Tunesmith (numpy.ma, imported lazily,
+    # lives there in a user's venv), but nothing of Tunesmith itself: its code and shipped caches are covered.
+    probe = tmp_path / "probe.py"
+    probe.write_text(PROBE.replace("PURELIB", repr(str(purelib))))
+    run = tunesmith("evaluate", str(probe), "--tasks", "problem:gemm/H200", "--repeats", "1")
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    assert "walls held" in run.stdout
+
+
+PROBE = """
+class Probe:
+    def __call__(self, func, searchspace):
+        import os
+        seen = {p: os.path.exists(os.path.join(PURELIB, p)) for p in
+                ("generated_algorithms/__init__.py", "generator/__init__.py", "generator/problems")}
+        expected = {"generated_algorithms/__init__.py": True, "generator/__init__.py": False,
+                    "generator/problems": False}
+        if seen != expected:
+            raise RuntimeError(f"site-packages as the run sees it: {seen}")
+        func(searchspace.get_random_sample(1)[0])
+"""

@@ -27,7 +27,12 @@ from generator.scoring.score import Budget, Trace
 from generator.tasks.cache import Task
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the generator package
-PROJECT_ROOT = PACKAGE_DIR.parent
+# What a run must never see of Tunesmith. From a checkout (an editable install, PYTHONPATH) that is the
+# whole checkout. From an installed wheel (`pip install .`) the package sits in site-packages beside
+# numpy and scipy, which a run must keep seeing: there it is the package directory itself (its code
+# and the problems' caches it ships), covered inside the kept site-packages.
+INSTALLED = PACKAGE_DIR.parent.name in ("site-packages", "dist-packages")
+PROJECT_ROOT = PACKAGE_DIR if INSTALLED else PACKAGE_DIR.parent
 
 
 class SandboxError(TunesmithError):
@@ -129,7 +134,10 @@ def interpreter_paths() -> list[str]:
         keep.add(user_site)
     keep.update(p for p in sys.path if _holds_installed_packages(p, prefixes))
     keep = {os.path.realpath(k) for k in keep if k}
-    never = [os.path.realpath(p) for p in ("/", "/root", "/home", Path.home(), PROJECT_ROOT, "/tmp", "/var/tmp",
+    # an installed package's directory lies inside the kept site-packages: it is covered there (it is
+    # among the hidden paths), so keeping its site-packages does not expose it
+    project = () if INSTALLED else (PROJECT_ROOT,)
+    never = [os.path.realpath(p) for p in ("/", "/root", "/home", Path.home(), *project, "/tmp", "/var/tmp",
                                            "/dev/shm", "/run/lock")]
     return sorted(k for k in keep if not any(_within(n, k) for n in never))
 
