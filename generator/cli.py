@@ -49,9 +49,9 @@ def _print_long(text: str) -> None:
     try:
         print(text, flush=True)
     except BrokenPipeError:
-        import os
+        from generator.interrupts import quiet_stdout
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush stays quiet
+        quiet_stdout()  # so the exit flush stays quiet
 
 
 def _setup_lineage(p: argparse.ArgumentParser) -> None:
@@ -347,10 +347,10 @@ def main(argv: list[str] | None = None) -> int:
 
         quiet_stdout()
         return 141  # 128 + SIGPIPE, as a shell reports a writer whose reader went away
-    except TunesmithError as exc:
-        resume = getattr(exc, "resume_command", None)  # a campaign stopped by its infrastructure
-        saved = f"; the run is saved, to continue: {resume}" if resume else ""
-        print(f"tunesmith: error: {exc}{saved}", file=sys.stderr)
+    except TunesmithError as exc:  # with the resume line when a campaign was stopped by its infrastructure
+        from generator.interrupts import resume_hint
+
+        print(f"tunesmith: error: {exc}{resume_hint(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
         from generator.interrupts import exit_at_next_interrupt, exit_code, reason, resume_hint

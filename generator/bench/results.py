@@ -104,21 +104,15 @@ def _file_mode(path: Path) -> int:
 
 def check_writable(path) -> None:
     """Refuse an output path that cannot be written, before anything runs (one line naming it and the fix)."""
+    from generator.export.output import OutputError, check_output_file
+
     path = Path(path)
-    if path.is_dir():
-        raise TunesmithError(f"--json {path}: is a folder; give a file name, e.g. {path / 'bench.json'}")
-    parent = path.parent
-    if not parent.is_dir():
-        raise TunesmithError(f"--json {path}: folder {parent} does not exist (or is not a folder); create it first")
-    try:  # the way the results will be written: a temporary file beside it, then renamed
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=parent)
-        os.close(fd)
-        os.unlink(tmp)
-        if path.exists() and not os.access(path, os.W_OK):
-            raise PermissionError(f"{path} is read-only")
-    except OSError as exc:
-        raise TunesmithError(f"--json {path}: cannot write there ({exc.strerror or exc}); "
-                             "choose a writable place") from None
+    if not path.parent.is_dir():  # the results are written beside it and renamed: no folder is made for them
+        raise TunesmithError(f"--json {path}: folder {path.parent} does not exist (or is not a folder); create it first")
+    try:
+        check_output_file(path, "give --json a file where you may write", example="bench.json")
+    except OutputError as exc:
+        raise TunesmithError(f"--json {exc}") from None
 
 
 # ------------------------------------------------------------------------ table
@@ -163,12 +157,11 @@ def _failure_lines(result: StrategyResult) -> list[str]:
 
 
 class BenchRecord:
-    """The results of a benchmark as they come: its `--json` file (if any) is checked before anything
-    runs, rewritten after each strategy, and written once more at the end, whatever ended it."""
+    """The results of a benchmark as they come: its `--json` file (if any; the caller checks it with
+    `check_writable` before anything runs) is rewritten after each strategy, and written once more at the
+    end, whatever ended it."""
 
     def __init__(self, path, strategies: list[str], **meta):
-        if path is not None:
-            check_writable(path)
         self.path, self.strategies, self.meta = path, list(strategies), meta
         self.results: list[StrategyResult] = []
 

@@ -20,11 +20,11 @@ class OutputError(TunesmithError):
     """A place Tunesmith was asked to write to cannot take the output."""
 
 
-def check_output_file(path, fix: str) -> Path:
+def check_output_file(path, fix: str, example: str = "report.html") -> Path:
     """Refuse a file path that cannot be written (a folder, under a file, read-only); `fix` says what to do."""
     path = Path(path)
     if path.is_dir():
-        raise OutputError(f"{path} is a folder; {fix} (a file name, e.g. {path / 'report.html'})")
+        raise OutputError(f"{path} is a folder; {fix} (a file name, e.g. {path / example})")
     _check_folder(path.parent, path, fix)
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputError(f"{path} is read-only; {fix}")
