@@ -178,8 +178,11 @@ class Host:
                     self._on_request()
                 elif key.fd == self.out:
                     self.output.read(self.out, sel)
-                else:
+                elif key.fd == self.ctl_up:
                     self._on_control()
+                # else: a run's request pipe that an earlier event of this batch closed (its run ended);
+                # reading the control pipe for it would block with nothing to read
+
             if error is None and self.runs and self.runs[-1].error is not None:
                 error = self.runs[-1].error  # the host is told to stop; wait for it to say idle
             if self.host_gone and not self.idle:
