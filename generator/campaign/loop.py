@@ -144,9 +144,10 @@ class Campaign:
                                           notice=self._notice)
 
     def _notice(self, message: str) -> None:
-        """The executor waits for the cluster (or goes on): say so on the terminal and in `status`."""
-        print(f"tunesmith: {message}", file=sys.stderr, flush=True)
+        """The executor waits for the cluster (or goes on): say so in `status`, then on the terminal (in that
+        order, so whoever reads the line finds `status` already saying it)."""
         self._write_status("waiting" if "waiting" in message else "running", message)
+        print(f"tunesmith: {message}", file=sys.stderr, flush=True)
 
     def seeds(self, seed: int):
         """The LLM's seeds per (task, repeat) when [llm_guided] seed_rounds > 0 (recorded; reused on resume)."""
