@@ -252,8 +252,32 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _setup_upstream(p: argparse.ArgumentParser) -> None:
+    p.add_argument("module", help="a module written by `tunesmith export`, e.g. generated_algorithms/knn_late_acceptance.py")
+    p.add_argument("--out", help="file to write (default: gen_MODULE.py in the current folder)")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+
+
+def _cmd_upstream(args) -> int:
+    from pathlib import Path
+
+    from generator.export.output import OutputError, check_output_file
+    from generator.export.upstream import upstream_source
+
+    out = Path(args.out or f"gen_{Path(args.module).stem}.py")
+    check_output_file(out, "choose another file with --out", example=out.name)
+    if out.exists() and not args.force:
+        raise OutputError(f"{out} exists; pass --force to replace it, or choose another file with --out")
+    out.write_text(upstream_source(args.module))
+    print(f"wrote {out}: Kernel Tuner's strategy format (copy it into kernel_tuner/strategies/, or pass the "
+          "module as strategy=)")
+    return 0
+
+
 COMMANDS["hpo"] = (_setup_hpo, _cmd_hpo, "tune the hyperparameters of a run's best candidates with Optuna")
 COMMANDS["export"] = (_setup_export, _cmd_export, "write a candidate as a Kernel Tuner strategy module")
+COMMANDS["upstream"] = (_setup_upstream, _cmd_upstream,
+                        "write an exported optimizer as a file in Kernel Tuner's own strategy format")
 
 
 # --- cache (problems, live) ---------------------------------------------------------------

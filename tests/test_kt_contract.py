@@ -50,15 +50,34 @@ def _tune(strategy, options: dict):
     return results
 
 
-@pytest.fixture(params=generated_algorithms.available() + ["fresh_export"])
-def strategy(request, tmp_path):
-    if request.param != "fresh_export":
-        return importlib.import_module(f"generated_algorithms.{request.param}")
-    path = export_run(request.getfixturevalue("run_dir"), "fresh", out_dir=tmp_path / "pkg").module
-    spec = importlib.util.spec_from_file_location("fresh", path)
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _upstream(exported: Path, tmp_path: Path):
+    """The exported module written in Kernel Tuner's own strategy format (`tunesmith upstream`), loaded."""
+    from generator.export.upstream import upstream_source
+
+    path = tmp_path / f"gen_{exported.stem}.py"
+    path.write_text(upstream_source(exported))
+    return _load(path, path.stem)
+
+
+SHIPPED_DIR = Path(generated_algorithms.__file__).parent
+
+
+@pytest.fixture(params=generated_algorithms.available() + ["fresh_export"]
+                + [f"upstream:{name}" for name in generated_algorithms.available()])
+def strategy(request, tmp_path):
+    if request.param.startswith("upstream:"):
+        return _upstream(SHIPPED_DIR / f"{request.param.split(':')[1]}.py", tmp_path)
+    if request.param != "fresh_export":
+        return importlib.import_module(f"generated_algorithms.{request.param}")
+    path = export_run(request.getfixturevalue("run_dir"), "fresh", out_dir=tmp_path / "pkg").module
+    return _load(path, "fresh")
 
 
 def test_budget_unique_results_keys_and_types(strategy):
@@ -131,3 +150,41 @@ def test_exported_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
     spec.loader.exec_module(module)
     results = _tune(module, {"max_fevals": 5, "x0": X0})
     assert results and [results[0][k] for k in _vector_add()[-1]] == X0
+
+
+def test_upstream_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
+    from generator.export.exporter import Provenance, module_source
+
+    exported = tmp_path / "swallows.py"
+    exported.write_text(module_source("swallows", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
+    results = _tune(_upstream(exported, tmp_path), {"max_fevals": 5, "x0": X0})
+    assert results and [results[0][k] for k in _vector_add()[-1]] == X0
+
+
+@pytest.mark.parametrize("name", generated_algorithms.available())
+def test_upstream_file_searches_as_the_exported_module_does(name, tmp_path):
+    """Same algorithm, same options, same global seed: the same configurations in the same order."""
+    import random
+
+    def evaluated(module, options):
+        random.seed(3)
+        np.random.seed(3)
+        return [tuple(r[k] for k in _vector_add()[-1]) for r in _tune(module, {"max_fevals": 12, **options})]
+
+    exported = importlib.import_module(f"generated_algorithms.{name}")
+    upstream = _upstream(SHIPPED_DIR / f"{name}.py", tmp_path)
+    budget = {"budget": 40}  # the exported entry point passes budget only when given; upstream always does
+    assert evaluated(upstream, budget) == evaluated(exported, budget)
+    text = Path(upstream.__file__).read_text()
+    assert "from generator" not in text and "import generator" not in text  # nothing of Tunesmith's is needed
+    assert upstream.tune.__doc__ and set(upstream._options) >= set(exported.HYPERPARAMETERS) | {"budget"}
+
+
+def test_shipped_upstream_file_is_what_upstream_writes_today():
+    """generated_algorithms/kernel_tuner/gen_NAME.py: `tunesmith upstream generated_algorithms/NAME.py --out` it again."""
+    from generator.export.upstream import upstream_source
+
+    shipped = sorted((SHIPPED_DIR / "kernel_tuner").glob("gen_*.py"))
+    assert shipped, "no upstream file shipped"
+    for path in shipped:
+        assert path.read_text() == upstream_source(SHIPPED_DIR / f"{path.stem[len('gen_'):]}.py"), path.name
