@@ -16,6 +16,7 @@ not counted. The baseline and the cutoffs use the brute-force run's full T4 time
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -277,7 +278,11 @@ def _bagged_isotonic(x, y, x_new, increasing, num_repeats, random_state):
     model = IsotonicRegression(increasing=increasing, y_min=y.min(), y_max=y.max(), out_of_bounds="clip")
     br = BaggingRegressor(model, n_estimators=n_estimators, max_samples=1 / np.sqrt(n_estimators),
                           bootstrap=True, random_state=random_state)
-    return br.fit(x.reshape(-1, 1), y).predict(x_new.reshape(-1, 1))
+    with warnings.catch_warnings():
+        # the package's fraction on few points: sklearn warns that the bootstraps are small, which is
+        # the package's own behaviour that the score reproduces, not a problem of this run
+        warnings.filterwarnings("ignore", message="Using the fractional value max_samples", category=UserWarning)
+        return br.fit(x.reshape(-1, 1), y).predict(x_new.reshape(-1, 1))
 
 
 def _curve_over_time(basis: ScoreBasis, times, values, num_repeats, curve, random_state, check=True, carry=False):
