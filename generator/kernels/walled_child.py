@@ -1,0 +1,171 @@
+"""The walled side: compile and run an untrusted kernel with Kernel Tuner, inside the sandbox's walls.
+
+Started by `kernels.walls.run_walled` as `python -m generator.kernels.walled_child FD`. It reads one
+job (JSON header + npz arrays, never a pickle) from stdin, imports everything it will need, then
+puts up the sandbox's walls (`generator.sandbox`: new namespaces, an allowlist root that holds only
+Python, the compiler and the system libraries, read-only; a private scratch /tmp; rlimits; an
+unprivileged uid; a fresh keyring; the system-call filter) and only then writes the kernel source
+and lets Kernel Tuner compile and run it. The reference answer never enters these walls: the
+outputs of every configuration go back, and the parent compares them. Results go back on fd FD as
+a JSON header and an npz of outputs, which the parent reads without unpickling.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+# what g++ needs besides the Python installation and the system libraries the sandbox keeps
+TOOLCHAIN = ("/usr/bin", "/usr/include", "/usr/libexec/gcc", "/usr/local/include", "/etc/alternatives")
+
+
+def read_frame(stream) -> tuple[dict, dict]:
+    """A JSON header and its npz arrays (length-prefixed)."""
+    (n_head,) = struct.unpack("<q", stream.read(8))
+    head = json.loads(stream.read(n_head))
+    (n_arr,) = struct.unpack("<q", stream.read(8))
+    arrays = dict(np.load(io.BytesIO(stream.read(n_arr)), allow_pickle=False)) if n_arr else {}
+    return head, arrays
+
+
+def frame(head: dict, arrays: dict) -> bytes:
+    """The bytes of a JSON header and its npz arrays."""
+    raw = json.dumps(head).encode()
+    buf = io.BytesIO()
+    if arrays:
+        np.savez(buf, **arrays)
+    return struct.pack("<q", len(raw)) + raw + struct.pack("<q", len(buf.getvalue())) + buf.getvalue()
+
+
+class _Listed:
+    """A Kernel Tuner strategy: the given configurations, one at a time, in order."""
+
+    def __init__(self, configs, state: dict):
+        self.configs = [tuple(c) for c in configs]
+        self.state = state  # the configuration being run, for the output capture
+
+    def tune(self, searchspace, runner, tuning_options):
+        results = []
+        for config in self.configs:
+            if not searchspace.is_param_config_valid(config):
+                continue
+            self.state["key"] = ",".join(str(v) for v in config)
+            try:
+                results += runner.run([config], tuning_options)
+            except Exception as exc:  # noqa: BLE001 - reported per configuration
+                results.append({"__error__": f"{type(exc).__name__}: {exc}"})
+        return results
+
+
+def _compile_error(job: dict, source_file: str) -> str | None:
+    """g++'s own message for the first configuration (Kernel Tuner keeps only "compile failed")."""
+    defines = [f"-D{k}={v}" for k, v in {**job["defines"], **dict(zip(job["params"], job["configs"][0]))}.items()]
+    cmd = ["g++", "-fsyntax-only", *job["compiler_options"], *defines, source_file]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=job["compile_timeout_s"])
+    return None if proc.returncode == 0 else (proc.stderr or proc.stdout)[-3000:]
+
+
+def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
+    """Compile, run and time each configuration; the outputs of each one, by configuration key."""
+    import kernel_tuner
+
+    source = os.path.abspath("kernel.cpp")
+    with open(source, "w") as fh:
+        fh.write(job["source"])
+    error = _compile_error(job, source)
+    if error is not None:
+        return {"compile_error": error}, {}
+    args = [arrays[f"arg{i}"] for i in range(job["n_args"])]
+    outputs: dict[str, np.ndarray] = {}
+    state = {"key": None}
+
+    def capture(answer, result_host, atol=None):
+        # the outputs go back to the parent, which holds the reference and judges them
+        for i in job["outputs"]:
+            outputs[f"{state['key']}|{i}"] = np.array(result_host[i])
+        return True
+
+    answer = [a.copy() if i in job["outputs"] else None for i, a in enumerate(args)]
+    cache = os.path.abspath("cache.json")
+    kernel_tuner.tune_kernel(job["kernel_name"], source, job["problem_size"], args, job["tune_params"], lang="C", strategy=_Listed(job["configs"], state), answer=answer, verify=capture,
+                             iterations=job["iterations"], cache=cache, quiet=True,
+                             compiler_options=job["compiler_options"] + [f"-D{k}={v}" for k, v in job["defines"].items()])
+    with open(cache) as fh:
+        text = fh.read()
+    return {"cache": text}, outputs
+
+
+def _walls(job: dict, prot) -> str:
+    """Put up the sandbox's walls in this process (PID 1 of new namespaces); returns the working directory."""
+    from generator.sandbox import isolation as iso
+    from generator.sandbox.root_fs import enter_allowlist_root
+    from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
+
+    iso.die_with_parent()
+    workdir = "/tmp/work"
+    if prot.held.get("namespaces") and iso.mount_private_root(prot):
+        keep = job["keep"] + [p for p in TOOLCHAIN if os.path.exists(p)]
+        workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot)
+        if workdir is None:
+            raise RuntimeError("the allowlist root could not be built; kernels are not run without it")
+        prot.mark("mount_namespace", True)
+    else:
+        raise RuntimeError("no mount namespace: kernels are not run without walls")
+    if prot.held.get("ipc_namespace"):
+        cap_ipc(job["scratch_mb"], prot)
+    os.makedirs(workdir, exist_ok=True)
+    uid = 2_000_000_000 + os.getppid() if os.geteuid() == 0 else None
+    if uid is not None:
+        os.chown(workdir, uid, iso.NOGROUP)
+    os.chdir(workdir)
+    os.environ.update(HOME=workdir, TMPDIR=workdir, PATH="/usr/bin:/bin")
+    limits = iso.Limits(cpu_s=job["cpu_s"], memory_mb=job["memory_mb"], nproc=job["nproc"], file_mb=job["file_mb"])
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    iso.set_rlimits(limits, prot, 0, mapped)
+    iso.drop_privileges(uid, prot)
+    iso.die_with_parent()
+    join_fresh_keyring(prot)
+    install_filter(prot)
+    return workdir
+
+
+def main() -> None:
+    """Read the job, fork PID 1 of new namespaces, put up the walls there, measure, send the result."""
+    out_fd = int(sys.argv[1])
+    job, arrays = read_frame(sys.stdin.buffer)
+    import kernel_tuner  # noqa: F401 - before the walls: the project's code is not inside them
+    import kernel_tuner.backends.compiler  # noqa: F401
+    import kernel_tuner.interface  # noqa: F401
+
+    from generator.sandbox import isolation as iso
+
+    prot = iso.Protections()
+    iso.set_dumpable(True)
+    iso.unshare_namespaces(prot)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _walls(job, prot)
+            head, outputs = measure(job, arrays)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
+            head, outputs = {"error": f"{type(exc).__name__}: {exc}"[:3000]}, {}
+        head["protections"] = prot.to_dict()
+        try:
+            data = memoryview(frame(head, outputs))
+            while data:
+                data = data[os.write(out_fd, data):]
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    os._exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
