@@ -1,0 +1,152 @@
+"""Checking a template and measuring its space, inside the walls; judging its outputs here, against the reference.
+
+`check_template` runs a sample of configurations (the extremes first) and says what is wrong in
+words an LLM can act on: the compiler's message, a crash, a timeout, or which configuration's output
+differs from the reference and by how much. `measure_space` times every configuration for the
+cache; `measure_original` times the user's kernel as it came. Outputs are compared in this process,
+which holds the reference; the walled process never sees it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from generator.kernels.template import ORIGINAL_PARAM, KernelSpec, Template, sample_configs
+from generator.kernels.walls import KernelLimits, WalledResult, run_walled
+from generator.live.cache_build import read_partial_cache, write_cache
+
+
+@dataclass
+class Check:
+    """The verdict on one template: accepted, or the feedback that says why not."""
+
+    ok: bool
+    feedback: str = ""
+    checked: list = field(default_factory=list)  # configurations run
+    seconds: float = 0.0
+    protections: dict = field(default_factory=dict)
+
+
+def _run(spec: KernelSpec, source: str, tune_params: dict, configs: list, limits: KernelLimits) -> WalledResult:
+    p = spec.problem
+    return run_walled(source, p.kernel_name, p.problem_size, spec.arguments(), spec.outputs, tune_params, configs,
+                      p.defines, list(p.compiler_options), p.iterations, limits)
+
+
+def _key(config) -> str:
+    return ",".join(str(v) for v in config)
+
+
+def wrong_output(spec: KernelSpec, result: WalledResult, config, answer: list) -> str | None:
+    """Why this configuration's outputs are not the reference's (None: they match)."""
+    key = _key(config)
+    for i in spec.outputs:
+        got = result.outputs.get(f"{key}|{i}")
+        name = spec.problem.arguments[i].name
+        if got is None:
+            return f"it produced no output {name} (it failed to run; see the error)"
+        want = np.asarray(answer[i])
+        if got.shape != want.shape:
+            return f"output {name} has shape {got.shape}, the reference {want.shape}"
+        bad = ~np.isclose(got, want, atol=spec.problem.atol, rtol=0)
+        if bad.any():
+            first = np.unravel_index(int(np.argmax(bad)), bad.shape)
+            return (f"output {name} differs from the reference at {int(bad.sum())} of {bad.size} elements (first at "
+                    f"index {tuple(int(x) for x in first)}: {float(got[first]):.6g} instead of {float(want[first]):.6g})")
+    return None
+
+
+def _cache_entries(result: WalledResult) -> dict:
+    if not result.cache:
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cache.json"
+        path.write_text(result.cache)
+        try:
+            return read_partial_cache(path).get("cache", {})
+        except (ValueError, AttributeError):
+            return {}
+
+
+def check_template(spec: KernelSpec, template: Template, sample: int = 6,
+                   limits: KernelLimits = KernelLimits(timeout_s=90)) -> Check:
+    """Compile the template and run a sample of its configurations (extremes included) against the reference."""
+    configs = sample_configs(template, sample)
+    result = _run(spec, template.source, template.tune_params, configs, limits)
+    if result.compile_error:
+        return Check(False, f"It does not compile (configuration {_describe(template, configs[0])}):\n"
+                            f"{result.compile_error.strip()[-1500:]}", configs, protections=result.protections)
+    if result.error:
+        return Check(False, f"Running it failed: {result.error}", configs, protections=result.protections)
+    answer = spec.answer(spec.arguments())
+    entries = _cache_entries(result)
+    for config in configs:
+        entry = entries.get(_key(config), {})
+        if "__error__" in entry or not isinstance(entry.get("time"), (int, float)):
+            return Check(False, f"Configuration {_describe(template, config)} failed to run "
+                                f"({entry.get('__error__', 'no time measured')}).", configs,
+                         protections=result.protections)
+        why = wrong_output(spec, result, config, answer)
+        if why:
+            return Check(False, f"Configuration {_describe(template, config)} computes a wrong result: {why}.",
+                         configs, protections=result.protections)
+    return Check(True, "", configs, protections=result.protections)
+
+
+def _describe(template: Template, config) -> str:
+    return ", ".join(f"{k}={v}" for k, v in zip(template.tune_params, config))
+
+
+def measure_space(spec: KernelSpec, template: Template, out: Path, limits: KernelLimits = KernelLimits()) -> dict:
+    """Time every configuration inside the walls; write Tunesmith's cache file; returns its document.
+
+    A configuration whose output differs from the reference is stored as failed, as `cache build` does.
+    """
+    result = _run(spec, template.source, template.tune_params, template.configs, limits)
+    if result.error or result.compile_error:
+        raise RuntimeError(f"measuring the accepted template failed: {result.error or result.compile_error}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cache.json"
+        path.write_text(result.cache or "")
+        doc = read_partial_cache(path)
+    answer = spec.answer(spec.arguments())
+    wrong = 0
+    for config in template.configs:
+        entry = doc["cache"].get(_key(config))
+        if entry is not None and "__error__" not in entry and wrong_output(spec, result, config, answer):
+            entry.update(__error__="RuntimeFailedConfig", verification="failed")
+            wrong += 1
+    import kernel_tuner
+
+    doc["tunesmith"] = {"problem": spec.problem.name + "_template", "device": "CPU",
+                        "kernel_tuner": kernel_tuner.__version__, "iterations": spec.problem.iterations,
+                        "verification_failures": wrong, "built": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+                        "walled": True}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return write_cache(doc, out)
+
+
+def measure_original(spec: KernelSpec, repeats: int = 3, limits: KernelLimits = KernelLimits(timeout_s=90)) -> float:
+    """The user's kernel as it came, timed (ms) inside the walls on the same input; checked against the reference."""
+    result = _run(spec, spec.source, {ORIGINAL_PARAM: list(range(repeats))}, [(r,) for r in range(repeats)], limits)
+    if result.error or result.compile_error:
+        raise RuntimeError(f"{spec.path}: the original kernel did not run: {result.error or result.compile_error}")
+    answer = spec.answer(spec.arguments())
+    why = wrong_output(spec, result, (0,), answer)
+    if why:
+        raise RuntimeError(f"{spec.path}: the original kernel disagrees with its own reference: {why}; fix one of them")
+    times = [e["time"] for e in _cache_entries(result).values() if isinstance(e.get("time"), (int, float))]
+    return float(np.median(times))
+
+
+def cache_summary(doc: dict) -> dict:
+    """Best time and failures of a measured space."""
+    times = [e["time"] for e in doc["cache"].values() if "__error__" not in e and isinstance(e.get("time"), (int, float))]
+    return {"configurations": len(doc["cache"]), "failed": len(doc["cache"]) - len(times),
+            "best_ms": float(min(times)) if times else float("nan")}
+
