@@ -277,6 +277,29 @@ def _cmd_cache(args) -> int:
 COMMANDS["cache"] = (_setup_cache, _cmd_cache, "build measured search spaces of problems (cache build PROBLEM)")
 
 
+# --- template (bring your own kernel, issue 31) ----------------------------------------------
+def _setup_template(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="a kernel spec: problem.toml without [tune_params] (its folder holds kernel and reference)")
+    p.add_argument("--out", required=True, help="output folder: the recording, the written problem, template_run.json")
+    p.add_argument("--model", default="synth/components", help="LLM model string (local/..., replay/DIR, openai/...)")
+    p.add_argument("--attempts", type=int, default=3, help="proposals at most (the first new, then fixes)")
+    p.add_argument("--fevals", type=int, default=None, help="tuning budget in evaluations (default: a quarter of the space)")
+
+
+def _cmd_template(args) -> int:
+    from generator.kernels.templating import template_kernel
+
+    run = template_kernel(args.kernel, args.out, model=args.model, attempts=args.attempts, fevals=args.fevals)
+    if not run.accepted:
+        print(f"tunesmith: no template passed the checks in {len(run.attempts)} attempts (replies: {run.replies}); "
+              f"see {args.out}/template_run.json", file=sys.stderr)
+        return 1
+    return 0
+
+
+COMMANDS["template"] = (_setup_template, _cmd_template, "make a kernel tunable with an LLM, check it, measure and tune it")
+
+
 # -- evaluate and bench: generator/cli_scoring.py ---------------------------------------------
 from generator.cli_scoring import COMMANDS as _SCORING  # noqa: E402
 

@@ -16,9 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from generator.errors import TunesmithError
 from generator.kernels.template import ORIGINAL_PARAM, KernelSpec, Template, sample_configs
 from generator.kernels.walls import KernelLimits, WalledResult, run_walled
 from generator.live.cache_build import read_partial_cache, write_cache
+
+
+class KernelRunError(TunesmithError):
+    """The accepted template or the original kernel did not run in the walls."""
 
 
 @dataclass
@@ -109,7 +114,7 @@ def measure_space(spec: KernelSpec, template: Template, out: Path, limits: Kerne
     """
     result = _run(spec, template.source, template.tune_params, template.configs, limits)
     if result.error or result.compile_error:
-        raise RuntimeError(f"measuring the accepted template failed: {result.error or result.compile_error}")
+        raise KernelRunError(f"measuring the accepted template failed: {result.error or result.compile_error}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cache.json"
         path.write_text(result.cache or "")
@@ -135,11 +140,11 @@ def measure_original(spec: KernelSpec, repeats: int = 3, limits: KernelLimits = 
     """The user's kernel as it came, timed (ms) inside the walls on the same input; checked against the reference."""
     result = _run(spec, spec.source, {ORIGINAL_PARAM: list(range(repeats))}, [(r,) for r in range(repeats)], limits)
     if result.error or result.compile_error:
-        raise RuntimeError(f"{spec.path}: the original kernel did not run: {result.error or result.compile_error}")
+        raise KernelRunError(f"{spec.path}: the original kernel did not run: {result.error or result.compile_error}")
     answer = spec.answer(spec.arguments())
     why = wrong_output(spec, result, (0,), answer)
     if why:
-        raise RuntimeError(f"{spec.path}: the original kernel disagrees with its own reference: {why}; fix one of them")
+        raise KernelRunError(f"{spec.path}: the original kernel disagrees with its own reference: {why}; fix one of them")
     times = [e["time"] for e in _cache_entries(result).values() if isinstance(e.get("time"), (int, float))]
     return float(np.median(times))
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from generator.config import LLMConfig
+from generator.errors import TunesmithError
 from generator.kernels.check import cache_summary, check_template, measure_original, measure_space
 from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
 from generator.kernels.tuning import tune_problem
@@ -119,6 +120,8 @@ def template_kernel(spec_path, out_dir, model: str = "synth/components", attempt
     """The whole pipeline: template, check, write the problem, measure its space in the walls, tune, compare."""
     spec = load_kernel_spec(spec_path)
     out = Path(out_dir)
+    if model.startswith("replay/") and Path(model.split("/", 1)[1]).resolve() == out.resolve():
+        raise TunesmithError(f"--out {out} is the recording being replayed; give another output folder")
     out.mkdir(parents=True, exist_ok=True)
     settings = LLMConfig(model=model, temperature=0.2)
     run = TemplateRun(spec.problem.name, model, replies_label(model))

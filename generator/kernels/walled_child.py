@@ -113,14 +113,14 @@ def _walls(job: dict, prot) -> str:
         keep = job["keep"] + [p for p in TOOLCHAIN if os.path.exists(p)]
         workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot)
         if workdir is None:
-            raise RuntimeError("the allowlist root could not be built; kernels are not run without it")
+            raise RuntimeError("the allowlist root could not be built; kernels are not run without walls")
         prot.mark("mount_namespace", True)
     else:
         raise RuntimeError("no mount namespace: kernels are not run without walls")
     if prot.held.get("ipc_namespace"):
         cap_ipc(job["scratch_mb"], prot)
     os.makedirs(workdir, exist_ok=True)
-    uid = 2_000_000_000 + os.getppid() if os.geteuid() == 0 else None
+    uid = job["uid"]
     if uid is not None:
         os.chown(workdir, uid, iso.NOGROUP)
     os.chdir(workdir)
@@ -147,6 +147,8 @@ def main() -> None:
     from generator.sandbox import isolation as iso
 
     prot = iso.Protections()
+    # its own unprivileged uid per run (from this pid, outside the new PID namespace where PID 1 has no parent)
+    job["uid"] = 2_000_000_000 + os.getpid() if os.geteuid() == 0 else None
     iso.set_dumpable(True)
     iso.unshare_namespaces(prot)
     pid = os.fork()
@@ -157,6 +159,7 @@ def main() -> None:
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
             head, outputs = {"error": f"{type(exc).__name__}: {exc}"[:3000]}, {}
         head["protections"] = prot.to_dict()
+        head["uid"] = job["uid"]
         try:
             data = memoryview(frame(head, outputs))
             while data:

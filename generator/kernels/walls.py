@@ -52,6 +52,7 @@ class WalledResult:
     error: str | None = None  # the run failed (timeout, crash, a wall did not go up)
     protections: dict = field(default_factory=dict)
     log: str = ""
+    uid: int | None = None  # the unprivileged uid the kernel ran as
 
 
 def run_walled(source: str, kernel_name: str, problem_size, arguments: list, outputs: list[int],
@@ -136,7 +137,8 @@ def _parse(raw: bytes, log: str) -> WalledResult:
         return WalledResult(error="the walled kernel run sent back a malformed result", log=log)
     prot = head.get("protections") if isinstance(head.get("protections"), dict) else {}
     out = WalledResult(cache=_str(head.get("cache")), outputs=arrays, compile_error=_str(head.get("compile_error")),
-                       error=_str(head.get("error")), protections=prot, log=log)
+                       error=_str(head.get("error")), protections=prot, log=log,
+                       uid=head.get("uid") if isinstance(head.get("uid"), int) else None)
     if out.error and "walls" in out.error or (out.error or "").startswith("RuntimeError: no mount namespace"):
         raise WallsUnavailable(f"untrusted kernels run only inside the sandbox's walls, and they did not go up here "
                                f"({out.error}); run as a user allowed to create namespaces (unprivileged user "
