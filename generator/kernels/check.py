@@ -20,6 +20,7 @@ from generator.errors import TunesmithError
 from generator.kernels.template import ORIGINAL_PARAM, KernelSpec, Template, sample_configs
 from generator.kernels.walls import KernelLimits, WalledResult, run_walled
 from generator.live.cache_build import read_partial_cache, write_cache
+from generator.live.kernel import device_key, device_label, device_lock
 
 
 class KernelRunError(TunesmithError):
@@ -37,10 +38,15 @@ class Check:
     protections: dict = field(default_factory=dict)
 
 
-def _run(spec: KernelSpec, source: str, tune_params: dict, configs: list, limits: KernelLimits) -> WalledResult:
+def _run(spec: KernelSpec, source: str, tune_params: dict, configs: list, limits: KernelLimits,
+         grid_div: dict | None = None) -> WalledResult:
     p = spec.problem
-    return run_walled(source, p.kernel_name, p.problem_size, spec.arguments(), spec.outputs, tune_params, configs,
-                      p.defines, list(p.compiler_options), p.iterations, limits)
+    divs = {**{k: v for k, v in p.grid_div.items() if v}, **(grid_div or {})}
+    # one measurement at a time per device, with live sessions and cache builds too
+    with device_lock(device_key(p)):
+        return run_walled(source, p.kernel_name, p.problem_size, spec.arguments(), spec.outputs, tune_params, configs,
+                      p.defines, list(p.compiler_options), p.iterations, limits, p.lang, divs,
+                          list(p.block_size_names) if p.block_size_names else None)
 
 
 def _key(config) -> str:
@@ -82,7 +88,7 @@ def check_template(spec: KernelSpec, template: Template, sample: int = 6,
                    limits: KernelLimits = KernelLimits(timeout_s=90)) -> Check:
     """Compile the template and run a sample of its configurations (extremes included) against the reference."""
     configs = sample_configs(template, sample)
-    result = _run(spec, template.source, template.tune_params, configs, limits)
+    result = _run(spec, template.source, template.tune_params, configs, limits, template.grid_div)
     if result.compile_error:
         return Check(False, f"It does not compile (configuration {_describe(template, configs[0])}):\n"
                             f"{result.compile_error.strip()[-1500:]}", configs, protections=result.protections)
@@ -107,12 +113,14 @@ def _describe(template: Template, config) -> str:
     return ", ".join(f"{k}={v}" for k, v in zip(template.tune_params, config))
 
 
-def measure_space(spec: KernelSpec, template: Template, out: Path, limits: KernelLimits = KernelLimits()) -> dict:
-    """Time every configuration inside the walls; write Tunesmith's cache file; returns its document.
+def measure_space(spec: KernelSpec, template: Template, caches: Path,
+                  limits: KernelLimits = KernelLimits()) -> tuple[dict, str]:
+    """Time every configuration inside the walls; write Tunesmith's cache file `caches/<device>.json.gz`;
+    returns its document and the device label ("CPU", "H100").
 
     A configuration whose output differs from the reference is stored as failed, as `cache build` does.
     """
-    result = _run(spec, template.source, template.tune_params, template.configs, limits)
+    result = _run(spec, template.source, template.tune_params, template.configs, limits, template.grid_div)
     if result.error or result.compile_error:
         raise KernelRunError(f"measuring the accepted template failed: {result.error or result.compile_error}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,21 +136,28 @@ def measure_space(spec: KernelSpec, template: Template, out: Path, limits: Kerne
             wrong += 1
     import kernel_tuner
 
-    doc["tunesmith"] = {"problem": spec.problem.name + "_template", "device": "CPU",
+    doc["tunesmith"] = {"problem": spec.problem.name + "_template", "device": result.device,
                         "kernel_tuner": kernel_tuner.__version__, "iterations": spec.problem.iterations,
                         "verification_failures": wrong, "built": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
                         "walled": True}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return write_cache(doc, out)
+    caches.mkdir(parents=True, exist_ok=True)
+    label = device_label(result.device)
+    return write_cache(doc, caches / f"{label}.json.gz"), label
 
 
 def measure_original(spec: KernelSpec, repeats: int = 3, limits: KernelLimits = KernelLimits(timeout_s=90)) -> float:
     """The user's kernel as it came, timed (ms) inside the walls on the same input; checked against the reference."""
-    result = _run(spec, spec.source, {ORIGINAL_PARAM: list(range(repeats))}, [(r,) for r in range(repeats)], limits)
+    params = spec.problem.tune_params
+    if ORIGINAL_PARAM in params:  # a C kernel: the same kernel, timed `repeats` times under different keys
+        params = {ORIGINAL_PARAM: list(range(repeats))}
+        configs = [(r,) for r in range(repeats)]
+    else:  # a CUDA kernel's fixed launch (original_params)
+        configs = [tuple(v[0] for v in params.values())]
+    result = _run(spec, spec.source, params, configs, limits)
     if result.error or result.compile_error:
         raise KernelRunError(f"{spec.path}: the original kernel did not run: {result.error or result.compile_error}")
     answer = spec.answer(spec.arguments())
-    why = wrong_output(spec, result, (0,), answer)
+    why = wrong_output(spec, result, configs[0], answer)
     if why:
         raise KernelRunError(f"{spec.path}: the original kernel disagrees with its own reference: {why}; fix one of them")
     times = [e["time"] for e in _cache_entries(result).values() if isinstance(e.get("time"), (int, float))]

@@ -71,10 +71,13 @@ def load_kernel_spec(path) -> KernelSpec:
                            f"(to measure this one, run `tunesmith cache build {path}`)")
     if not doc.get("reference"):
         raise ProblemError(f"{path}: no 'reference'; templates are checked against it, add reference = 'module:function'")
-    if doc.get("lang", "cupy") != "C":
-        raise ProblemError(f"{path}: lang {doc.get('lang', 'cupy')!r}: `tunesmith template` checks C kernels here "
-                           "(Kernel Tuner's C backend); CUDA kernels run through benchmarks/byok_gpu.sh on a GPU machine")
-    problem = load_problem(path, {**doc, "tune_params": {ORIGINAL_PARAM: [0]}})
+    doc = dict(doc)
+    # a CUDA kernel as it came still needs its launch: `original_params = {block_size_x = 16, ...}`
+    fixed = doc.pop("original_params", {})
+    if not isinstance(fixed, dict) or not all(isinstance(v, int) for v in fixed.values()):
+        raise ProblemError(f"{path}: original_params must be a table of integers (the original kernel's launch, "
+                           "e.g. block_size_x = 16); fix it")
+    problem = load_problem(path, {**doc, "tune_params": {k: [v] for k, v in fixed.items()} or {ORIGINAL_PARAM: [0]}})
     args = problem.make_arguments()
     answer = problem.answer(args)
     outputs = [i for i, a in enumerate(answer) if a is not None]
@@ -90,6 +93,7 @@ class Template:
     restrictions: tuple[str, ...] = ()
     hypothesis: str = ""
     configs: list = field(default_factory=list, compare=False)  # the valid configurations, product order
+    grid_div: dict = field(default_factory=dict)  # CUDA: grid_div_x/y/z the template sets (parameter names)
 
     @property
     def size(self) -> int:
@@ -124,10 +128,18 @@ def parse_template(reply: str | None, spec: KernelSpec) -> Template:
     for r in restrictions:
         _check_restriction(r, tune_params)
     configs = _valid_configs(tune_params, restrictions)
+    grid_div = {}
+    for key in ("grid_div_x", "grid_div_y", "grid_div_z"):
+        names = doc.get(key, params.pop(key, None))
+        if names is None:
+            continue
+        if spec.problem.lang != "cupy" or not isinstance(names, list) or not set(names) <= set(tune_params):
+            raise TemplateError(f"{key} = {names!r}: give a list of tunable parameter names (CUDA kernels only)")
+        grid_div[key] = names
     if kernel_name_missing(source, spec.problem.kernel_name):
-        raise TemplateError(f"the kernel must keep its name and signature: extern \"C\" float "
-                            f"{spec.problem.kernel_name}(...) was not found in the code")
-    return Template(source, tune_params, tuple(restrictions), hypothesis, configs)
+        raise TemplateError(f"the kernel must keep its name and signature: {spec.problem.kernel_name}(...) was not "
+                            "found in the code")
+    return Template(source, tune_params, tuple(restrictions), hypothesis, configs, grid_div)
 
 
 def kernel_name_missing(source: str, name: str) -> bool:
@@ -202,7 +214,9 @@ def write_problem(spec: KernelSpec, template: Template, out_dir: Path, name: str
     shutil.copy(spec.path.parent / f"{ref_module}.py", out_dir / f"{ref_module}.py")
     top = {k: v for k, v in spec.doc.items() if not isinstance(v, (dict, list)) or k in ("problem_size",
            "compiler_options", "grid_div_x", "grid_div_y", "grid_div_z", "block_size_names")}
-    top.update(name=name, kernel_file=kernel_file.name, restrictions=list(template.restrictions), caches="caches")
+    top.pop("original_params", None)
+    top.update(name=name, kernel_file=kernel_file.name, restrictions=list(template.restrictions), caches="caches",
+               **template.grid_div)
     if template.hypothesis:
         top["description"] = f"{spec.doc.get('description', '')} Template: {template.hypothesis}".strip()
     lines = [f"# Written by `tunesmith template` from {spec.path.name} of {spec.problem.name}.",

@@ -143,10 +143,10 @@ def template_kernel(spec_path, out_dir, model: str = "synth/components", attempt
     name = f"{spec.problem.name}_template"
     problem = write_problem(spec, template, out / name, name)
     run.problem = str(problem)
-    doc = measure_space(spec, template, problem.parent / "caches" / "CPU.json.gz")
-    run.space = cache_summary(doc)
+    doc, device = measure_space(spec, template, problem.parent / "caches")
+    run.space = {**cache_summary(doc), "device": device}
     run.original_ms = measure_original(spec)
-    run.tuning = tune_problem(problem, run.original_ms, fevals=fevals, seed=seed)
+    run.tuning = tune_problem(problem, run.original_ms, fevals=fevals, seed=seed, device=device)
     log(f"{name}: {run.space['configurations']} configurations measured in the walls, best {run.space['best_ms']:.4f} ms; "
         f"original {run.original_ms:.4f} ms; {run.tuning['optimizer']} with {run.tuning['fevals']} evaluations found "
         f"{run.tuning['best_ms']:.4f} ms: speed-up {run.tuning['speedup']:.2f}x (the optimum's: "

@@ -33,9 +33,9 @@ def best_shipped_optimizer(algorithms: Path | None = None) -> Path:
 
 
 def tune_problem(problem: Path, original_ms: float, fevals: int | None = None, seed: int = 0,
-                 optimizer: Path | None = None) -> dict:
-    """Run the optimizer once on the problem's CPU cache with `fevals` evaluations; the best time and the speed-up."""
-    task = load_problem_tasks(problem, gpus=["CPU"])[0]
+                 optimizer: Path | None = None, device: str = "CPU") -> dict:
+    """Run the optimizer once on the problem's cache of `device` with `fevals` evaluations; best time, speed-up."""
+    task = load_problem_tasks(problem, gpus=[device])[0]
     n = len(task.space.valid)
     fevals = fevals or max(5, n // 4)  # a quarter of the space: tuning, not brute force
     optimizer = optimizer or best_shipped_optimizer()

@@ -12,6 +12,7 @@ a JSON header and an npz of outputs, which the parent reads without unpickling.
 
 from __future__ import annotations
 
+import glob
 import io
 import json
 import os
@@ -71,16 +72,42 @@ def _compile_error(job: dict, source_file: str) -> str | None:
     return None if proc.returncode == 0 else (proc.stderr or proc.stdout)[-3000:]
 
 
+def _cuda_compile_error(job: dict) -> str | None:
+    """NVRTC's own message for the first configuration, through CuPy (Kernel Tuner keeps only "compile failed")."""
+    import cupy
+
+    values = {**job["defines"], **dict(zip(job["params"], job["configs"][0]))}
+    code = "".join(f"#define {k} {v}\n" for k, v in values.items()) + job["source"]
+    try:
+        cupy.RawModule(code=code, options=tuple(job["compiler_options"])).get_function(job["kernel_name"])
+    except Exception as exc:  # noqa: BLE001 - CompileException, or a missing function
+        return f"{type(exc).__name__}: {exc}"[-3000:]
+    return None
+
+
 def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
     """Compile, run and time each configuration; the outputs of each one, by configuration key."""
     import kernel_tuner
 
-    source = os.path.abspath("kernel.cpp")
+    cuda = job["lang"] == "cupy"
+    source = os.path.abspath("kernel.cu" if cuda else "kernel.cpp")
     with open(source, "w") as fh:
         fh.write(job["source"])
-    error = _compile_error(job, source)
+    error = _cuda_compile_error(job) if cuda else _compile_error(job, source)
     if error is not None:
         return {"compile_error": error}, {}
+    device = "CPU"
+    extra = {k: v for k, v in job["grid_div"].items() if v}
+    if job.get("block_size_names"):
+        extra["block_size_names"] = job["block_size_names"]
+    if cuda:
+        import cupy
+
+        from generator.live.kernel import patch_cupy_uuid
+
+        patch_cupy_uuid()
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        device = name.decode() if isinstance(name, bytes) else str(name)
     args = [arrays[f"arg{i}"] for i in range(job["n_args"])]
     outputs: dict[str, np.ndarray] = {}
     state = {"key": None}
@@ -93,12 +120,13 @@ def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
 
     answer = [a.copy() if i in job["outputs"] else None for i, a in enumerate(args)]
     cache = os.path.abspath("cache.json")
-    kernel_tuner.tune_kernel(job["kernel_name"], source, job["problem_size"], args, job["tune_params"], lang="C", strategy=_Listed(job["configs"], state), answer=answer, verify=capture,
+    kernel_tuner.tune_kernel(job["kernel_name"], source, job["problem_size"], args, job["tune_params"],
+                             lang=job["lang"], **extra, strategy=_Listed(job["configs"], state), answer=answer, verify=capture,
                              iterations=job["iterations"], cache=cache, quiet=True,
                              compiler_options=job["compiler_options"] + [f"-D{k}={v}" for k, v in job["defines"].items()])
     with open(cache) as fh:
         text = fh.read()
-    return {"cache": text}, outputs
+    return {"cache": text, "device": device}, outputs
 
 
 def _walls(job: dict, prot) -> str:
@@ -111,7 +139,11 @@ def _walls(job: dict, prot) -> str:
     workdir = "/tmp/work"
     if prot.held.get("namespaces") and iso.mount_private_root(prot):
         keep = job["keep"] + [p for p in TOOLCHAIN if os.path.exists(p)]
-        workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot)
+        devices = ()
+        if job["lang"] == "cupy":  # the GPU's device nodes, the CUDA toolkit, and what the driver reads in /sys
+            devices = tuple(n for n in os.listdir("/dev") if n.startswith("nvidia") and not os.path.isdir("/dev/" + n))
+            keep += [p for p in (*glob.glob("/usr/local/cuda*"), "/sys") if os.path.exists(p)]
+        workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot, devices)
         if workdir is None:
             raise RuntimeError("the allowlist root could not be built; kernels are not run without walls")
         prot.mark("mount_namespace", True)
@@ -143,6 +175,12 @@ def main() -> None:
     import kernel_tuner  # noqa: F401 - before the walls: the project's code is not inside them
     import kernel_tuner.backends.compiler  # noqa: F401
     import kernel_tuner.interface  # noqa: F401
+
+    if job["lang"] == "cupy":  # imported, not initialised: a CUDA context does not survive the fork below
+        import cupy  # noqa: F401
+        import kernel_tuner.backends.cupy  # noqa: F401
+
+        import generator.live.kernel  # noqa: F401
 
     from generator.sandbox import isolation as iso
 

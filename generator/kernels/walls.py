@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -49,6 +49,7 @@ class WalledResult:
     cache: str | None = None
     outputs: dict = field(default_factory=dict)
     compile_error: str | None = None
+    device: str = "CPU"  # the device the kernel ran on
     error: str | None = None  # the run failed (timeout, crash, a wall did not go up)
     protections: dict = field(default_factory=dict)
     log: str = ""
@@ -58,9 +59,12 @@ class WalledResult:
 def run_walled(source: str, kernel_name: str, problem_size, arguments: list, outputs: list[int],
                tune_params: dict, configs: list[tuple], defines: dict | None = None,
                compiler_options: list | None = None, iterations: int = 7,
-               limits: KernelLimits = KernelLimits()) -> WalledResult:
-    """Compile, verify-capture and time `configs` of a C kernel inside the sandbox's walls."""
-    job = {"source": source, "kernel_name": kernel_name, "problem_size": list(problem_size),
+               limits: KernelLimits = KernelLimits(), lang: str = "C", grid_div: dict | None = None,
+               block_size_names: list | None = None) -> WalledResult:
+    """Compile, capture the outputs of and time `configs` of a kernel (C, or CUDA through CuPy) inside the walls."""
+    if lang == "cupy":  # CUDA reserves far more address space than it uses: RLIMIT_AS would stop it starting
+        limits = replace(limits, memory_mb=max(limits.memory_mb, 1 << 20), nproc=max(limits.nproc, 64))
+    job = {"source": source, "lang": lang, "grid_div": dict(grid_div or {}), "block_size_names": block_size_names, "kernel_name": kernel_name, "problem_size": list(problem_size),
            "n_args": len(arguments), "outputs": list(outputs), "tune_params": tune_params,
            "params": list(tune_params), "configs": [list(c) for c in configs], "defines": dict(defines or {}),
            "compiler_options": list(compiler_options or []), "iterations": iterations,
@@ -138,7 +142,8 @@ def _parse(raw: bytes, log: str) -> WalledResult:
     prot = head.get("protections") if isinstance(head.get("protections"), dict) else {}
     out = WalledResult(cache=_str(head.get("cache")), outputs=arrays, compile_error=_str(head.get("compile_error")),
                        error=_str(head.get("error")), protections=prot, log=log,
-                       uid=head.get("uid") if isinstance(head.get("uid"), int) else None)
+                       uid=head.get("uid") if isinstance(head.get("uid"), int) else None,
+                       device=head["device"] if isinstance(head.get("device"), str) else "CPU")
     if out.error and "walls" in out.error or (out.error or "").startswith("RuntimeError: no mount namespace"):
         raise WallsUnavailable(f"untrusted kernels run only inside the sandbox's walls, and they did not go up here "
                                f"({out.error}); run as a user allowed to create namespaces (unprivileged user "

@@ -1,0 +1,104 @@
+"""Bring your own kernel, measured: templating success, tokens, speed-up over the original kernel, and how close
+the tuned template gets to Tunesmith's own hand-written problem of the same kernel (problems/matmul_c), on the CPU.
+
+    python benchmarks/byok.py [--out benchmarks/results/byok.json] [--seeds 10]
+
+Each reply set is labelled by who wrote it: `hand-written (not an LLM)` sets were written by a person to show
+the pipeline; a model's recording says which model. Everything runs through `tunesmith template`'s code
+(walled checks and measurements); problems/matmul_c is measured in the same walls, the same way, right after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from generator.kernels.check import cache_summary, measure_original, measure_space
+from generator.kernels.template import KernelSpec, Template
+from generator.kernels.templating import template_kernel
+from generator.kernels.tuning import best_shipped_optimizer, tune_problem
+from generator.tasks.problems import load_problem
+from generator.tasks.restrictions import valid_indices
+
+ROOT = Path(__file__).resolve().parents[1]
+BYOK = ROOT / "benchmarks" / "byok"
+# (kernel spec, reply recording, the shipped hand-written problem of the same kernel or None)
+SETS = [("kernels/matmul_naive_c", "replies/hand_matmul_naive_c", "problems/matmul_c")]
+
+
+def shipped_problem_space(path: Path, out: Path) -> dict:
+    """Tunesmith's own template of the kernel, measured in the same walls as the generated one."""
+    problem = load_problem(path / "problem.toml")
+    args = problem.make_arguments()
+    outputs = [i for i, a in enumerate(problem.answer(args)) if a is not None]
+    spec = KernelSpec(problem.path, problem, {}, problem.kernel_source(), outputs)
+    values = list(problem.tune_params.values())
+    configs = [tuple(values[j][i] for j, i in enumerate(r)) for r in valid_indices(problem.tune_params,
+                                                                                    problem.restrictions).tolist()]
+    template = Template(problem.kernel_source(), problem.tune_params, problem.restrictions, "", configs)
+    return cache_summary(measure_space(spec, template, out)[0])
+
+
+def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Path) -> dict:
+    """One reply set through the whole pipeline, then the tuning repeated over seeds."""
+    out = work / Path(replies).name
+    t0 = time.monotonic()
+    run = template_kernel(BYOK / kernel, out, model=f"replay/{BYOK / replies}", log=lambda line: print(line, flush=True))
+    row = {"kernel": run.kernel, "replies": run.replies, "recording": f"benchmarks/byok/{replies}",
+           "attempts": len(run.attempts), "accepted_attempts": sum(a.accepted for a in run.attempts),
+           "success_rate": sum(a.accepted for a in run.attempts) / len(run.attempts),
+           "accepted": run.accepted, "feedback": [a.feedback for a in run.attempts],
+           "tokens": None if run.replies.startswith("hand") else sum(a.prompt_tokens + a.completion_tokens
+                                                                      for a in run.attempts),
+           "pipeline_s": round(time.monotonic() - t0, 1)}
+    if not run.accepted:
+        return row
+    spec_dir = BYOK / kernel
+    from generator.kernels.template import load_kernel_spec
+
+    spec = load_kernel_spec(spec_dir)
+    originals = [run.original_ms] + [measure_original(spec) for _ in range(2)]
+    original = float(np.median(originals))
+    tunings = [tune_problem(Path(run.problem), original, seed=s, device=run.space["device"]) for s in range(seeds)]
+    tuned = [t["best_ms"] for t in tunings]
+    row.update(original_ms=originals, original_median_ms=original, space=run.space,
+               optimizer=tunings[0]["optimizer"], fevals=tunings[0]["fevals"],
+               tuned_best_ms_median=float(np.median(tuned)),
+               speedup_tuned_median=original / float(np.median(tuned)),
+               speedup_optimum=original / run.space["best_ms"])
+    if shipped:
+        ref = shipped_problem_space(ROOT / shipped, work / "shipped")
+        row["shipped_problem"] = {"problem": shipped, **ref,
+                                  "template_optimum_over_shipped_optimum": run.space["best_ms"] / ref["best_ms"],
+                                  "tuned_over_shipped_optimum": float(np.median(tuned)) / ref["best_ms"]}
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "byok.json"))
+    parser.add_argument("--seeds", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="byok-bench-") as tmp:
+        rows = [run_set(k, r, s, args.seeds, Path(tmp)) for k, r, s in SETS]
+    doc = {"command": "python benchmarks/byok.py", "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "machine": f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f})",
+           "optimizer": best_shipped_optimizer().stem, "seeds": args.seeds,
+           "local_models": "none run: llama-cpp-python is not installed here and builds from source "
+                           "(12-20 min on 2 cores); no model's recording exists yet",
+           "sets": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
