@@ -95,3 +95,17 @@ def test_whole_pipeline_on_a_naive_c_matmul(tmp_path, capsys):
     assert tuning["best_ms"] >= np.nanmin(task.key.values)  # found inside the measured space
     assert tuning["speedup"] == pytest.approx(run["original_ms"] / tuning["best_ms"])
     assert run["protections"]["held"]["syscall_filter"]
+
+
+@needs_gpp
+def test_space_measurement_stores_wrong_configurations_as_failed_checking_a_probe(tmp_path, monkeypatch):
+    import generator.kernels.check as check
+
+    monkeypatch.setattr(check, "PROBE", 500)  # 96x96 outputs: probe 500 of 9,216 elements, as for a large output
+    spec = load_kernel_spec(KERNEL)
+    template = parse_template(_reply(1), spec)  # unroll_k=5 skips the last k of 96
+    doc, device = check.measure_space(spec, template, tmp_path / "caches")
+    failed = {k for k, e in doc["cache"].items() if e.get("verification") == "failed"}
+    assert device == "CPU" and (tmp_path / "caches" / "CPU.json.gz").is_file()
+    assert failed == {",".join(map(str, c)) for c in template.configs if c[2] == 5} and len(failed) == 5
+    assert doc["tunesmith"]["verification_failures"] == 5 and doc["tunesmith"]["walled"]

@@ -111,11 +111,14 @@ def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
     args = [arrays[f"arg{i}"] for i in range(job["n_args"])]
     outputs: dict[str, np.ndarray] = {}
     state = {"key": None}
+    probe = arrays.get("probe")
 
     def capture(answer, result_host, atol=None):
         # the outputs go back to the parent, which holds the reference and judges them
         for i in job["outputs"]:
-            outputs[f"{state['key']}|{i}"] = np.array(result_host[i])
+            got = np.asarray(result_host[i])
+            # a probe: only these elements go back (every configuration of a large output would not fit)
+            outputs[f"{state['key']}|{i}"] = got.reshape(-1)[probe].copy() if probe is not None else got.copy()
         return True
 
     answer = [a.copy() if i in job["outputs"] else None for i, a in enumerate(args)]

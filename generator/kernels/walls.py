@@ -38,7 +38,7 @@ class KernelLimits:
     nproc: int = 32  # g++ runs cc1plus, as and ld
     file_mb: int = 64
     scratch_mb: int = 256
-    result_mb: int = 64  # largest result the parent reads back
+    result_mb: int = 1024  # largest result the parent reads back
     output_kb: int = 64  # stdout+stderr kept
 
 
@@ -60,7 +60,7 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
                tune_params: dict, configs: list[tuple], defines: dict | None = None,
                compiler_options: list | None = None, iterations: int = 7,
                limits: KernelLimits = KernelLimits(), lang: str = "C", grid_div: dict | None = None,
-               block_size_names: list | None = None) -> WalledResult:
+               block_size_names: list | None = None, probe: np.ndarray | None = None) -> WalledResult:
     """Compile, capture the outputs of and time `configs` of a kernel (C, or CUDA through CuPy) inside the walls."""
     if lang == "cupy":  # CUDA reserves far more address space than it uses: RLIMIT_AS would stop it starting
         limits = replace(limits, memory_mb=max(limits.memory_mb, 1 << 20), nproc=max(limits.nproc, 64))
@@ -72,6 +72,8 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
            "cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "nproc": limits.nproc, "file_mb": limits.file_mb,
            "scratch_mb": limits.scratch_mb}
     arrays = {f"arg{i}": np.asarray(a) for i, a in enumerate(arguments)}
+    if probe is not None:  # flat indices: only these output elements come back, per configuration
+        arrays["probe"] = np.asarray(probe, dtype=np.int64)
     rd, wr = os.pipe()
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "LANG": "C.UTF-8"}
     proc = subprocess.Popen([sys.executable, "-m", "generator.kernels.walled_child", str(wr)], pass_fds=(wr,),
