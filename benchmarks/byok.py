@@ -32,6 +32,21 @@ ROOT = Path(__file__).resolve().parents[1]
 BYOK = ROOT / "benchmarks" / "byok"
 # (kernel spec, reply recording, the shipped hand-written problem of the same kernel or None)
 SETS = [("kernels/matmul_naive_c", "replies/hand_matmul_naive_c", "problems/matmul_c")]
+# On the GPU machine (benchmarks/byok_gpu.sh): compared with the shipped caches of the same GPU
+GPU_SETS = [("kernels/matmul_naive_cuda", "replies/hand_matmul_naive_cuda", "problems/gemm"),
+            ("kernels/transpose_naive_cuda", "replies/hand_transpose_naive_cuda", "problems/transpose")]
+
+
+def shipped_cache_best(path: Path, device: str) -> dict:
+    """The optimum of Tunesmith's own problem of the kernel, from its shipped cache of this GPU (if any)."""
+    from generator.tasks.problems import load_problem_tasks
+
+    try:
+        task = load_problem_tasks(path / "problem.toml", gpus=[device])[0]
+    except Exception as exc:  # noqa: BLE001 - no cache for this GPU: said in the results
+        return {"best_ms": float("nan"), "note": f"no shipped cache for {device}: {exc}"}
+    return {"configurations": len(task.space.valid), "best_ms": float(np.nanmin(task.key.values)),
+            "note": f"from the shipped cache problems/caches/{path.name}/{device}.json.gz"}
 
 
 def shipped_problem_space(path: Path, out: Path) -> dict:
@@ -75,7 +90,8 @@ def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Pa
                speedup_tuned_median=original / float(np.median(tuned)),
                speedup_optimum=original / run.space["best_ms"])
     if shipped:
-        ref = shipped_problem_space(ROOT / shipped, work / "shipped")
+        ref = (shipped_problem_space(ROOT / shipped, work / "shipped") if run.space["device"] == "CPU"
+               else shipped_cache_best(ROOT / shipped, run.space["device"]))
         row["shipped_problem"] = {"problem": shipped, **ref,
                                   "template_optimum_over_shipped_optimum": run.space["best_ms"] / ref["best_ms"],
                                   "tuned_over_shipped_optimum": float(np.median(tuned)) / ref["best_ms"]}
@@ -86,9 +102,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "byok.json"))
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--gpu", action="store_true", help="the CUDA kernels (on the GPU machine)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="byok-bench-") as tmp:
-        rows = [run_set(k, r, s, args.seeds, Path(tmp)) for k, r, s in SETS]
+        rows = [run_set(k, r, s, args.seeds, Path(tmp)) for k, r, s in (GPU_SETS if args.gpu else SETS)]
     doc = {"command": "python benchmarks/byok.py", "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f})",
            "optimizer": best_shipped_optimizer().stem, "seeds": args.seeds,
