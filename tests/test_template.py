@@ -79,7 +79,7 @@ def test_whole_pipeline_on_a_naive_c_matmul(tmp_path, capsys):
     assert printed.count("replies: hand-written (not an LLM)") == 2
     first, second = run["attempts"]
     # attempt 1 drops k iterations when unroll_k=5 does not divide N=96: the extreme configuration catches it
-    assert not first["accepted"] and "unroll_k=5" in first["feedback"] and "wrong result" in first["feedback"]
+    assert not first["accepted"] and "unroll_k=5" in first["feedback"] and "differs from the reference" in first["feedback"]
     assert second["operator"] == "fix" and second["accepted"]
     # the fix prompt carried the check's feedback to the model
     exchanges = read_exchanges(out)
@@ -109,3 +109,15 @@ def test_space_measurement_stores_wrong_configurations_as_failed_checking_a_prob
     assert device == "CPU" and (tmp_path / "caches" / "CPU.json.gz").is_file()
     assert failed == {",".join(map(str, c)) for c in template.configs if c[2] == 5} and len(failed) == 5
     assert doc["tunesmith"]["verification_failures"] == 5 and doc["tunesmith"]["walled"]
+
+
+@needs_gpp
+def test_a_template_that_under_reports_its_time_is_rejected():
+    from generator.kernels.check import check_template
+
+    spec = load_kernel_spec(KERNEL)
+    # correct output, but it claims a thousandth of the time it took
+    reply = _reply(2).replace("return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();",
+                              "for (volatile int w = 0; w < 3000000; w++) {}\n    return 0.001f * std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();")
+    check = check_template(spec, parse_template(reply, spec), sample=2)
+    assert not check.ok and "returns" in check.feedback and "as its time but the call took" in check.feedback

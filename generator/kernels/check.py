@@ -77,6 +77,18 @@ def wrong_output(spec: KernelSpec, result: WalledResult, config, answer: list,
     return None
 
 
+def time_mismatch(entry: dict) -> str | None:
+    """Why a C kernel's self-reported time is not believable (it returns its own time to Kernel Tuner)."""
+    times, wall = entry.get("times") or [entry.get("time")], entry.get("wall_time")
+    if not all(isinstance(t, (int, float)) for t in times) or not isinstance(wall, (int, float)) or not np.isfinite(wall):
+        return None
+    reported = min(times)  # shortest against shortest: preemption lengthens both, never shortens either
+    if reported < 0.5 * wall - 0.2:  # ms; a call's own overhead is far below this
+        return (f"it returns {reported:.4g} ms as its time but the call took {wall:.4g} ms; return the measured "
+                "time of the whole computation")
+    return None
+
+
 def _cache_entries(result: WalledResult) -> dict:
     if not result.cache:
         return {}
@@ -107,9 +119,9 @@ def check_template(spec: KernelSpec, template: Template, sample: int = 6,
             return Check(False, f"Configuration {_describe(template, config)} failed to run "
                                 f"({entry.get('__error__', 'no time measured')}).", configs,
                          protections=result.protections)
-        why = wrong_output(spec, result, config, answer)
+        why = wrong_output(spec, result, config, answer) or time_mismatch(entry)
         if why:
-            return Check(False, f"Configuration {_describe(template, config)} computes a wrong result: {why}.",
+            return Check(False, f"Configuration {_describe(template, config)} is wrong: {why}.",
                          configs, protections=result.protections)
     return Check(True, "", configs, protections=result.protections)
 
@@ -142,6 +154,9 @@ def measure_space(spec: KernelSpec, template: Template, caches: Path,
         entry = doc["cache"].get(_key(config))
         if entry is not None and "__error__" not in entry and wrong_output(spec, result, config, answer, probe):
             entry.update(__error__="RuntimeFailedConfig", verification="failed")
+            wrong += 1
+        elif entry is not None and "__error__" not in entry and time_mismatch(entry):
+            entry.update(__error__="RuntimeFailedConfig", verification="time_reported_short")
             wrong += 1
     import kernel_tuner
 
