@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.kernels.check import cache_summary, measure_original, measure_space
-from generator.kernels.template import KernelSpec, Template
+from generator.kernels.check import cache_summary, measure_original, measure_space, time_configuration
+from generator.kernels.template import KernelSpec, Template, load_kernel_spec
 from generator.kernels.templating import template_kernel
 from generator.kernels.tuning import best_shipped_optimizer, tune_problem
 from generator.tasks.problems import load_problem
@@ -31,6 +31,7 @@ from generator.tasks.restrictions import valid_indices
 ROOT = Path(__file__).resolve().parents[1]
 BYOK = ROOT / "benchmarks" / "byok"
 # (kernel spec, reply recording, the shipped hand-written problem of the same kernel or None)
+ROUNDS = 7  # alternate timings of the original and the tuned template
 SETS = [("kernels/matmul_naive_c", "replies/hand_matmul_naive_c", "problems/matmul_c")]
 # On the GPU machine (benchmarks/byok_gpu.sh): compared with the shipped caches of the same GPU
 GPU_SETS = [("kernels/matmul_naive_cuda", "replies/hand_matmul_naive_cuda", "problems/gemm"),
@@ -49,7 +50,7 @@ def shipped_cache_best(path: Path, device: str) -> dict:
             "note": f"from the shipped cache problems/caches/{path.name}/{device}.json.gz"}
 
 
-def shipped_problem_space(path: Path, out: Path) -> dict:
+def shipped_problem_space(path: Path, out: Path) -> tuple[KernelSpec, dict]:
     """Tunesmith's own template of the kernel, measured in the same walls as the generated one."""
     problem = load_problem(path / "problem.toml")
     args = problem.make_arguments()
@@ -59,11 +60,14 @@ def shipped_problem_space(path: Path, out: Path) -> dict:
     configs = [tuple(values[j][i] for j, i in enumerate(r)) for r in valid_indices(problem.tune_params,
                                                                                     problem.restrictions).tolist()]
     template = Template(problem.kernel_source(), problem.tune_params, problem.restrictions, "", configs)
-    return cache_summary(measure_space(spec, template, out)[0])
+    doc = measure_space(spec, template, out)[0]
+    ok = {k: e for k, e in doc["cache"].items() if "__error__" not in e}
+    best = min(ok.values(), key=lambda e: e["time"])
+    return spec, {**cache_summary(doc), "best_config": {p: best[p] for p in problem.tune_params}}
 
 
 def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Path) -> dict:
-    """One reply set through the whole pipeline, then the tuning repeated over seeds."""
+    """One reply set through the whole pipeline, then the tuning repeated over seeds, then alternate timings."""
     out = work / Path(replies).name
     t0 = time.monotonic()
     run = template_kernel(BYOK / kernel, out, model=f"replay/{BYOK / replies}", log=lambda line: print(line, flush=True))
@@ -76,25 +80,42 @@ def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Pa
            "pipeline_s": round(time.monotonic() - t0, 1)}
     if not run.accepted:
         return row
-    spec_dir = BYOK / kernel
-    from generator.kernels.template import load_kernel_spec
-
-    spec = load_kernel_spec(spec_dir)
-    originals = [run.original_ms] + [measure_original(spec) for _ in range(2)]
-    original = float(np.median(originals))
-    tunings = [tune_problem(Path(run.problem), original, seed=s, device=run.space["device"]) for s in range(seeds)]
+    spec = load_kernel_spec(BYOK / kernel)
+    device = run.space["device"]
+    tunings = [tune_problem(Path(run.problem), run.original_ms, seed=s, device=device) for s in range(seeds)]
     tuned = [t["best_ms"] for t in tunings]
-    row.update(original_ms=originals, original_median_ms=original, space=run.space,
-               optimizer=tunings[0]["optimizer"], fevals=tunings[0]["fevals"],
-               tuned_best_ms_median=float(np.median(tuned)),
-               speedup_tuned_median=original / float(np.median(tuned)),
-               speedup_optimum=original / run.space["best_ms"])
-    if shipped:
-        ref = (shipped_problem_space(ROOT / shipped, work / "shipped") if run.space["device"] == "CPU"
-               else shipped_cache_best(ROOT / shipped, run.space["device"]))
+    configs = [json.dumps(t["best_config"], sort_keys=True) for t in tunings]
+    best_config = json.loads(max(set(configs), key=configs.count))  # the configuration most seeds found
+    problem = load_problem(run.problem)
+    grid_div = {k: v for k, v in problem.grid_div.items() if v}
+    row.update(space=run.space, optimizer=tunings[0]["optimizer"], fevals=tunings[0]["fevals"],
+               tuned_best_ms_from_cache_median=float(np.median(tuned)),
+               seeds_that_found_the_optimum=sum(t == run.space["best_ms"] for t in tuned), tuned_config=best_config)
+    ref_spec, ref = None, None
+    if shipped and device == "CPU":
+        ref_spec, ref = shipped_problem_space(ROOT / shipped, work / "shipped")
+    elif shipped:
+        ref = shipped_cache_best(ROOT / shipped, device)
+    # The original, the tuned template configuration and the shipped problem's best configuration, timed
+    # alternately, ROUNDS times each, in the same walls.
+    timings = {"original": [], "template": [], "shipped": []}
+    for _ in range(ROUNDS):
+        timings["original"].append(measure_original(spec, repeats=1))
+        timings["template"].append(time_configuration(spec, problem.kernel_source(), best_config, grid_div))
+        if ref_spec is not None:
+            timings["shipped"].append(time_configuration(ref_spec, ref_spec.source, ref["best_config"]))
+    # A disturbed timing here is 5-15x the undisturbed one (2 cores, load ~15), and more than half of them
+    # can be disturbed: the minimum estimates the undisturbed time, the median is reported beside it.
+    best = {k: float(np.min(v)) for k, v in timings.items() if v}
+    med = {k: float(np.median(v)) for k, v in timings.items() if v}
+    row.update(timings_ms=timings, min_ms=best, medians_ms=med, speedup_tuned=best["original"] / best["template"],
+               speedup_tuned_medians=med["original"] / med["template"],
+               speedup_optimum_from_cache=best["original"] / run.space["best_ms"])
+    if ref is not None:
         row["shipped_problem"] = {"problem": shipped, **ref,
-                                  "template_optimum_over_shipped_optimum": run.space["best_ms"] / ref["best_ms"],
-                                  "tuned_over_shipped_optimum": float(np.median(tuned)) / ref["best_ms"]}
+                                  "template_optimum_over_shipped_optimum_cache": run.space["best_ms"] / ref["best_ms"]}
+        if "shipped" in best:
+            row["shipped_problem"]["tuned_template_over_shipped_best"] = best["template"] / best["shipped"]
     return row
 
 

@@ -194,3 +194,15 @@ def cache_summary(doc: dict) -> dict:
     return {"configurations": len(doc["cache"]), "failed": len(doc["cache"]) - len(times),
             "best_ms": float(min(times)) if times else float("nan")}
 
+
+
+def time_configuration(spec: KernelSpec, source: str, config: dict, grid_div: dict | None = None,
+                       limits: KernelLimits = KernelLimits(timeout_s=90)) -> float:
+    """One configuration of a kernel (a template's, or the original's fixed launch), timed (ms) in the walls."""
+    params = {k: [v] for k, v in config.items()} or {ORIGINAL_PARAM: [0]}
+    configs = [tuple(v[0] for v in params.values())]
+    result = _run(spec, source, params, configs, limits, grid_div)
+    entry = _cache_entries(result).get(_key(configs[0]), {})
+    if result.error or result.compile_error or not isinstance(entry.get("time"), (int, float)):
+        raise KernelRunError(f"{spec.path}: timing {config} failed: {result.error or result.compile_error or entry}")
+    return float(entry["time"])

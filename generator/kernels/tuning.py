@@ -41,7 +41,12 @@ def tune_problem(problem: Path, original_ms: float, fevals: int | None = None, s
     optimizer = optimizer or best_shipped_optimizer()
     trace = run_once(task, parse_strategy(str(optimizer)), seed, Budget(float("inf"), fevals))
     values = task.key.values[trace.rows]
-    values = values[np.isfinite(values)]
-    best = float(values.min()) if values.size else float("nan")
+    found = np.isfinite(values)
+    best = float(values[found].min()) if found.any() else float("nan")
+    config = None
+    if found.any():
+        row = int(trace.rows[found][np.argmin(values[found])])
+        params = list(task.space.tune_params.values())
+        config = {k: params[j][int(i)] for j, (k, i) in enumerate(zip(task.space.tune_params, task.space.valid[row]))}
     return {"optimizer": optimizer.stem, "fevals": int(min(fevals, n)), "space": n, "best_ms": best,
-            "speedup": original_ms / best if best > 0 else float("nan"), "seed": seed}
+            "best_config": config, "speedup": original_ms / best if best > 0 else float("nan"), "seed": seed}
