@@ -124,3 +124,18 @@ def test_a_template_that_under_reports_its_time_is_rejected():
                               "for (volatile int w = 0; w < 3000000; w++) {}\n    return 0.001f * std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();")
     check = check_template(spec, parse_template(reply, spec), sample=2)
     assert not check.ok and "returns" in check.feedback and "as its time but the call took" in check.feedback
+
+
+def test_template_without_out_says_what_to_add(capsys):
+    code = main(["template", str(KERNEL)])
+    err = capsys.readouterr().err
+    assert code != 0 and "needs --out DIR" in err and len(err.splitlines()) == 1
+
+
+def test_a_machine_without_the_compiler_is_told_before_any_template(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # as on a machine without g++
+    code = main(["template", str(KERNEL), "--out", str(tmp_path / "o"), "--model", f"replay/{HAND}"])
+    err = capsys.readouterr().err
+    assert code != 0 and "needs g++" in err and not (tmp_path / "o").exists()

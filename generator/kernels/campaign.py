@@ -29,6 +29,7 @@ from generator.kernels.template import (KernelSpec, Template, TemplateError, loa
                                         write_problem)
 from generator.kernels.templating import messages_for, replies_label
 from generator.kernels.tuning import tune_problem
+from generator.live.kernel import require_device
 from generator.llm.client import CapReached, LLMClient, StopCampaign
 
 KEYS = {"kernel", "run_dir", "generations", "population", "offspring", "fevals", "sample", "seed", "llm"}
@@ -105,6 +106,7 @@ class _Loop:
     def __init__(self, campaign: KernelCampaign, log):
         self.c, self.log = campaign, log
         self.spec = load_kernel_spec(campaign.kernel)
+        require_device(self.spec.problem)
         if Archive.exists(campaign.run_dir):
             self.archive = Archive.open(campaign.run_dir)
             self.archive.prepare_append()

@@ -22,6 +22,7 @@ from generator.kernels.check import (cache_summary, check_template, measure_orig
                                      time_configuration)
 from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
 from generator.kernels.tuning import tune_problem
+from generator.live.kernel import require_device
 from generator.llm.client import LLMClient
 from generator.llm.prompts import template_environment
 from generator.llm.records import EXCHANGES_FILE
@@ -123,6 +124,7 @@ def template_kernel(spec_path, out_dir, model: str = "synth/components", attempt
                     fevals: int | None = None, seed: int = 0, rounds: int = 3, log=print) -> TemplateRun:
     """The whole pipeline: template, check, write the problem, measure its space in the walls, tune, compare."""
     spec = load_kernel_spec(spec_path)
+    require_device(spec.problem)  # no compiler or no GPU: say so now, not as a template's fault
     out = Path(out_dir)
     if model.startswith("replay/") and Path(model.split("/", 1)[1]).resolve() == out.resolve():
         raise TunesmithError(f"--out {out} is the recording being replayed; give another output folder")
