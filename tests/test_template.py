@@ -139,3 +139,15 @@ def test_a_machine_without_the_compiler_is_told_before_any_template(tmp_path, ca
     code = main(["template", str(KERNEL), "--out", str(tmp_path / "o"), "--model", f"replay/{HAND}"])
     err = capsys.readouterr().err
     assert code != 0 and "needs g++" in err and not (tmp_path / "o").exists()
+
+
+@needs_gpp
+def test_a_run_replays_its_own_recording_and_keeps_the_hand_written_label(tmp_path, capsys):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["template", str(KERNEL), "--out", str(first), "--model", f"replay/{HAND}", "--attempts", "1"]) == 1
+    assert json.loads((first / "config.json").read_text())["written_by"] == "hand"
+    assert main(["template", str(KERNEL), "--out", str(second), "--model", f"replay/{first}", "--attempts", "1"]) == 1
+    runs = [json.loads((d / "template_run.json").read_text()) for d in (first, second)]
+    assert runs[0]["attempts"][0]["feedback"] == runs[1]["attempts"][0]["feedback"] != ""
+    assert runs[1]["replies"] == "hand-written (not an LLM)"  # a recording of a recording is still hand-written
+    assert "no template passed" in capsys.readouterr().err
