@@ -24,6 +24,8 @@ import numpy as np
 
 # what g++ needs besides the Python installation and the system libraries the sandbox keeps
 TOOLCHAIN = ("/usr/bin", "/usr/include", "/usr/libexec/gcc", "/usr/local/include", "/etc/alternatives")
+# where CuPy finds the CUDA toolkit (kept read-only inside the walls for a CUDA kernel)
+CUDA_ENV = ("CUDA_PATH", "CUDA_HOME")
 
 
 def read_frame(stream) -> tuple[dict, dict]:
@@ -174,7 +176,9 @@ def _walls(job: dict, prot) -> str:
         devices = ()
         if job["lang"] == "cupy":  # the GPU's device nodes, the CUDA toolkit, and what the driver reads in /sys
             devices = tuple(n for n in os.listdir("/dev") if n.startswith("nvidia") and not os.path.isdir("/dev/" + n))
-            keep += [p for p in (*glob.glob("/usr/local/cuda*"), "/sys") if os.path.exists(p)]
+            libs = os.environ.get("LD_LIBRARY_PATH", "").split(":") + [os.environ.get(k, "") for k in CUDA_ENV]
+            keep += [p for p in (*glob.glob("/usr/local/cuda*"), "/sys", *libs) if p and os.path.isabs(p)
+                     and os.path.exists(p)]
         workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot, devices)
         if workdir is None:
             raise RuntimeError("the allowlist root could not be built; kernels are not run without walls")
@@ -188,7 +192,7 @@ def _walls(job: dict, prot) -> str:
     if uid is not None:
         os.chown(workdir, uid, iso.NOGROUP)
     os.chdir(workdir)
-    os.environ.update(HOME=workdir, TMPDIR=workdir, PATH="/usr/bin:/bin")
+    os.environ.update(HOME=workdir, TMPDIR=workdir, PATH="/usr/bin:/bin", CUPY_CACHE_DIR=workdir + "/.cupy")
     limits = iso.Limits(cpu_s=job["cpu_s"], memory_mb=job["memory_mb"], nproc=job["nproc"], file_mb=job["file_mb"])
     with open("/proc/self/statm") as fh:
         mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
