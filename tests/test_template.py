@@ -151,3 +151,19 @@ def test_a_run_replays_its_own_recording_and_keeps_the_hand_written_label(tmp_pa
     assert runs[0]["attempts"][0]["feedback"] == runs[1]["attempts"][0]["feedback"] != ""
     assert runs[1]["replies"] == "hand-written (not an LLM)"  # a recording of a recording is still hand-written
     assert "no template passed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kernel, replies, n", [("matmul_naive_cuda", "hand_matmul_naive_cuda", 243),
+                                                ("transpose_naive_cuda", "hand_transpose_naive_cuda", 132)])
+def test_cuda_kernels_for_the_gpu_machine_parse_and_write_problems(kernel, replies, n, tmp_path):
+    from generator.kernels.template import ORIGINAL_PARAM, write_problem
+
+    spec = load_kernel_spec(ROOT / "benchmarks" / "byok" / "kernels" / kernel)
+    assert spec.problem.lang == "cupy" and ORIGINAL_PARAM not in spec.problem.tune_params  # its launch as it is
+    recording = ROOT / "benchmarks" / "byok" / "replies" / replies
+    assert json.loads((recording / "config.json").read_text())["written_by"] == "hand"
+    template = parse_template(read_exchanges(recording)[0].reply, spec)
+    assert template.size == n
+    problem = load_problem(write_problem(spec, template, tmp_path / kernel, f"{kernel}_template"))
+    assert problem.lang == "cupy" and problem.grid_div["grid_div_y"] == template.grid_div["grid_div_y"]
+    assert problem.tune_params == template.tune_params and problem.caches_dir == tmp_path / kernel / "caches"
