@@ -197,11 +197,24 @@ def _walls(job: dict, prot) -> str:
     with open("/proc/self/statm") as fh:
         mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     iso.set_rlimits(limits, prot, 0, mapped)
+    if job.get("data_mb"):  # CUDA: no RLIMIT_AS (its address-space reservations), so cap private writable memory
+        _limit_data(job["data_mb"], prot)
     iso.drop_privileges(uid, prot)
     iso.die_with_parent()
     join_fresh_keyring(prot)
     install_filter(prot)
     return workdir
+
+
+def _limit_data(data_mb: int, prot) -> None:
+    """RLIMIT_DATA: private writable memory (Linux >= 4.7 counts anonymous mappings too, not PROT_NONE ones)."""
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (data_mb << 20, data_mb << 20))
+        prot.mark("rlimit_data", True)
+    except (ValueError, OSError) as exc:
+        prot.mark("rlimit_data", False, str(exc))
 
 
 def main() -> None:

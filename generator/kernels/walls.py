@@ -39,6 +39,7 @@ class KernelLimits:
     file_mb: int = 64
     scratch_mb: int = 256
     result_mb: int = 1024  # largest result the parent reads back
+    data_mb: int = 32768  # CUDA kernels: RLIMIT_DATA instead of RLIMIT_AS
     output_kb: int = 64  # stdout+stderr kept
 
 
@@ -70,7 +71,7 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
            "compiler_options": list(compiler_options or []), "iterations": iterations,
            "compile_timeout_s": max(5.0, limits.timeout_s / 2), "keep": interpreter_paths(),
            "cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "nproc": limits.nproc, "file_mb": limits.file_mb,
-           "scratch_mb": limits.scratch_mb}
+           "scratch_mb": limits.scratch_mb, "data_mb": limits.data_mb if lang == "cupy" else None}
     arrays = {f"arg{i}": np.asarray(a) for i, a in enumerate(arguments)}
     if probe is not None:  # flat indices: only these output elements come back, per configuration
         arrays["probe"] = np.asarray(probe, dtype=np.int64)
