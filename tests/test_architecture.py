@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 
 # Rooms from the bottom up: a module may import its own room and the rooms before it.
 ROOMS = ["parsing", "errors", "interrupts", "config", "jsonl", "tasks", "scoring", "sandbox", "live", "evaluation", "llm", "archive", "run_lock", "guided",
-         "tuning", "campaign", "export", "review", "bench"]
+         "tuning", "campaign", "export", "review", "bench", "kernels"]
 # The command line, and the thin re-exports of import paths the README documents, sit on top.
 TOP = {"cli", "cli_scoring", "adapters", "hpo", "live_eval", "live_tasks", "synth"}
 

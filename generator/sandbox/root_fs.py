@@ -39,13 +39,16 @@ DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc
              "stderr": "/proc/self/fd/2"}
 
 
-def enter_allowlist_root(keep, hidden, scratch_mb: int, prot: Protections) -> str | None:
-    """Build the allowlist root, pivot into it and return the working directory; None if refused."""
+def enter_allowlist_root(keep, hidden, scratch_mb: int, prot: Protections, devices=()) -> str | None:
+    """Build the allowlist root, pivot into it and return the working directory; None if refused.
+
+    `devices`: more names under /dev to bind in (a GPU's nodes for a walled CUDA kernel, `kernels/`)."""
     if SYS_PIVOT_ROOT is None:
         prot.mark("allowlist_root", False, f"no pivot_root number known for {platform.machine()}")
         return None
     plan = _plan(keep)
-    handles = open_paths([real for real, _ in plan] + ["/dev/" + n for n in DEVICES])
+    devices = tuple(DEVICES) + tuple(devices)
+    handles = open_paths([real for real, _ in plan] + ["/dev/" + n for n in devices])
     try:
         mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
         opened = dict(handles)
@@ -55,7 +58,7 @@ def enter_allowlist_root(keep, hidden, scratch_mb: int, prot: Protections) -> st
             if real in opened:
                 _bind_read_only(opened[real], STAGE + real)
         _cover_inside(hidden, [real for real, _ in plan])
-        _minimal_dev(opened)
+        _minimal_dev(opened, devices)
         mount("proc", STAGE + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         os.mkdir(STAGE + OLD_ROOT, 0o700)
         check_call(libc().syscall(SYS_PIVOT_ROOT, STAGE.encode(), (STAGE + OLD_ROOT).encode()), "pivot_root")
@@ -148,12 +151,12 @@ def _cover_inside(hidden, kept: list[str]) -> None:
             mount("/dev/null", STAGE + h, None, MS_BIND)
 
 
-def _minimal_dev(opened: dict) -> None:
+def _minimal_dev(opened: dict, devices=DEVICES) -> None:
     """A read-only /dev of a few harmless devices (bound from the host's) and the fd links."""
     dev = STAGE + "/dev"
     os.makedirs(dev, mode=0o755, exist_ok=True)
     mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755")
-    for name in DEVICES:
+    for name in devices:
         if "/dev/" + name in opened:
             open(f"{dev}/{name}", "a").close()
             mount(f"/proc/self/fd/{opened['/dev/' + name]}", f"{dev}/{name}", None, MS_BIND)

@@ -191,11 +191,11 @@ def _argument(path: Path, i: int, doc: dict) -> Argument:
                     float(doc["quantum"]) if "quantum" in doc else None, doc.get("value"))
 
 
-def load_problem(path) -> Problem:
-    """Read and check a problem spec (TOML)."""
+def load_problem(path, doc: dict | None = None) -> Problem:
+    """Read and check a problem spec (TOML); `doc`: its parsed content, given (paths resolve from `path`)."""
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = tomllib.loads(path.read_text()) if doc is None else doc
     except FileNotFoundError:
         raise ProblemError(f"{path}: problem spec not found; give a path such as problems/gemm/problem.toml") from None
     except tomllib.TOMLDecodeError as exc:

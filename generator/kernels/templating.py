@@ -1,0 +1,181 @@
+"""`tunesmith template`: ask for a template, check it in the walls, feed failures back, write the problem, tune it.
+
+The LLM is reached through the project's client (`generator.llm.client`), so caps, retries, local
+models and record/replay work as in campaigns: every exchange is appended to OUT/exchanges.jsonl
+beside a config.json, and `--model replay/OUT` serves them again. A recording whose config.json says
+`"written_by": "hand"` holds replies a person wrote to show the pipeline; every output that shows
+them says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from generator.config import LLMConfig
+from generator.errors import TunesmithError
+from generator.kernels.check import (cache_summary, check_template, measure_original, measure_space,
+                                     time_configuration)
+from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
+from generator.kernels.tuning import tune_problem
+from generator.live.kernel import require_device
+from generator.llm.client import LLMClient
+from generator.llm.prompts import template_environment
+from generator.llm.records import EXCHANGES_FILE
+from generator.tasks.problems import load_problem
+
+
+@dataclass
+class Attempt:
+    """One proposal: what the check said about it."""
+
+    n: int
+    operator: str  # new | fix
+    accepted: bool
+    feedback: str = ""
+    hypothesis: str = ""
+    configurations: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class TemplateRun:
+    """What `tunesmith template` did, for the terminal and for benchmarks/results."""
+
+    kernel: str
+    model: str
+    replies: str  # who wrote the replies: the model, or "hand-written (not an LLM)"
+    attempts: list[Attempt] = field(default_factory=list)
+    problem: str | None = None  # the written problem.toml
+    original_ms: float | None = None
+    space: dict = field(default_factory=dict)
+    tuning: dict = field(default_factory=dict)
+    protections: dict = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return any(a.accepted for a in self.attempts)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "accepted": self.accepted}
+
+
+def replies_label(model: str) -> str:
+    """Who wrote the replies a model string serves: a recording made by hand says so in its config.json."""
+    if model.startswith("replay/"):
+        config = Path(model.split("/", 1)[1]) / "config.json"
+        try:
+            meta = json.loads(config.read_text())
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("written_by") == "hand":
+            return "hand-written (not an LLM)"
+        return f"replayed from {meta.get('model', 'a recording')}"
+    return model
+
+
+def messages_for(spec: KernelSpec, operator: str, previous: str = "", feedback: str = "",
+                 template_dir: str | None = None) -> list[dict]:
+    """The prompt of one proposal (jinja2: prompts/template_*.j2)."""
+    env = template_environment(template_dir)
+    p = spec.problem
+    context = dict(kernel=spec.source, name=p.kernel_name, description=p.description, size=list(p.problem_size),
+                   defines=p.defines, arguments=[a.name for a in p.arguments],
+                   outputs=[p.arguments[i].name for i in spec.outputs], previous=previous, feedback=feedback)
+    return [{"role": "system", "content": env.get_template("template_role.j2").render(**context)},
+            {"role": "user", "content": env.get_template(f"template_{operator}.j2").render(**context)}]
+
+
+def propose_and_check(spec: KernelSpec, client: LLMClient, run: TemplateRun, attempts: int, sample: int,
+                      log=print):
+    """Ask for a template, check it, feed failures back, until one passes or the attempts are spent."""
+    previous, feedback = "", ""
+    for n in range(1, attempts + 1):
+        operator = "fix" if feedback else "new"
+        t0 = time.monotonic()
+        ex = client.complete(messages_for(spec, operator, previous, feedback), purpose=f"template:{operator}",
+                             ref=f"template/{spec.problem.name}/a{n}")
+        att = Attempt(n, operator, False, prompt_tokens=ex.prompt_tokens, completion_tokens=ex.completion_tokens)
+        run.attempts.append(att)
+        try:
+            template = parse_template(ex.reply, spec)
+            att.hypothesis, att.configurations = template.hypothesis, template.size
+            check = check_template(spec, template, sample)
+            run.protections = check.protections or run.protections
+            att.accepted, att.feedback = check.ok, check.feedback
+        except TemplateError as exc:
+            template, att.feedback = None, str(exc)
+        att.seconds = round(time.monotonic() - t0, 2)
+        verdict = "accepted" if att.accepted else "rejected: " + att.feedback.splitlines()[0][:160]
+        log(f"attempt {n} ({operator}, replies: {run.replies}): {att.configurations} configurations; {verdict}")
+        if att.accepted:
+            return template
+        previous, feedback = ex.reply or "", att.feedback
+    return None
+
+
+def template_kernel(spec_path, out_dir, model: str = "synth/components", attempts: int = 3, sample: int = 6,
+                    fevals: int | None = None, seed: int = 0, rounds: int = 3, log=print) -> TemplateRun:
+    """The whole pipeline: template, check, write the problem, measure its space in the walls, tune, compare."""
+    spec = load_kernel_spec(spec_path)
+    require_device(spec.problem)  # no compiler or no GPU: say so now, not as a template's fault
+    out = Path(out_dir)
+    if model.startswith("replay/") and Path(model.split("/", 1)[1]).resolve() == out.resolve():
+        raise TunesmithError(f"--out {out} is the recording being replayed; give another output folder")
+    out.mkdir(parents=True, exist_ok=True)
+    settings = LLMConfig(model=model, temperature=0.2)
+    run = TemplateRun(spec.problem.name, model, replies_label(model))
+    (out / "config.json").write_text(json.dumps({"kernel": str(spec.path), "model": model,
+                                                 "written_by": "hand" if run.replies.startswith("hand") else "llm",
+                                                 "replies": run.replies}, indent=1))
+    exchanges = out / EXCHANGES_FILE
+    exchanges.unlink(missing_ok=True)
+
+    def record(ex):
+        with open(exchanges, "a") as fh:
+            fh.write(json.dumps(ex.to_dict()) + "\n")
+
+    client = LLMClient(settings, on_exchange=record)
+    template = propose_and_check(spec, client, run, attempts, sample, log)
+    if template is None:
+        _save(run, out)
+        return run
+    name = f"{spec.problem.name}_template"
+    problem = write_problem(spec, template, out / name, name)
+    run.problem = str(problem)
+    doc, device = measure_space(spec, template, problem.parent / "caches")
+    run.space = {**cache_summary(doc), "device": device}
+    first = measure_original(spec)
+    run.tuning = tune_problem(problem, first, fevals=fevals, seed=seed, device=device)
+    run.original_ms, tuned_ms = same_input_timings(spec, problem, run.tuning["best_config"], rounds)
+    run.tuning.update(speedup=run.original_ms / tuned_ms, tuned_config_ms=tuned_ms)
+    log(f"{name}: {run.space['configurations']} configurations measured in the walls, best {run.space['best_ms']:.4f} ms; "
+        f"{run.tuning['optimizer']} with {run.tuning['fevals']} evaluations found {run.tuning['best_config']}; timed "
+        f"{rounds} times each, alternately, on the same input (shortest): original {run.original_ms:.4f} ms, tuned "
+        f"{tuned_ms:.4f} ms, speed-up {run.tuning['speedup']:.2f}x; problem: {problem}")
+    _save(run, out)
+    return run
+
+
+def same_input_timings(spec: KernelSpec, problem: Path, config: dict, rounds: int) -> tuple[float, float]:
+    """Shortest times (ms) of the original kernel and of the template at `config`, timed alternately in the walls.
+
+    On a busy machine a disturbed timing is several times the undisturbed one (2 shared cores: 5-15x), so
+    the shortest of a few alternate rounds stands for each kernel, not one timing or a median."""
+    p = load_problem(problem)
+    grid_div = {k: v for k, v in p.grid_div.items() if v}
+    original, tuned = [], []
+    for _ in range(rounds):
+        original.append(measure_original(spec, repeats=1))
+        tuned.append(time_configuration(spec, p.kernel_source(), config, grid_div))
+    return float(np.min(original)), float(np.min(tuned))
+
+
+def _save(run: TemplateRun, out: Path) -> None:
+    (out / "template_run.json").write_text(json.dumps(run.to_dict(), indent=1, default=str))

@@ -1,0 +1,261 @@
+"""The walled side: compile and run an untrusted kernel with Kernel Tuner, inside the sandbox's walls.
+
+Started by `kernels.walls.run_walled` as `python -m generator.kernels.walled_child FD`. It reads one
+job (JSON header + npz arrays, never a pickle) from stdin, imports everything it will need, then
+puts up the sandbox's walls (`generator.sandbox`: new namespaces, an allowlist root that holds only
+Python, the compiler and the system libraries, read-only; a private scratch /tmp; rlimits; an
+unprivileged uid; a fresh keyring; the system-call filter) and only then writes the kernel source
+and lets Kernel Tuner compile and run it. The reference answer never enters these walls: the
+outputs of every configuration go back, and the parent compares them. Results go back on fd FD as
+a JSON header and an npz of outputs, which the parent reads without unpickling.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+# what g++ needs besides the Python installation and the system libraries the sandbox keeps
+TOOLCHAIN = ("/usr/bin", "/usr/include", "/usr/libexec/gcc", "/usr/local/include", "/etc/alternatives")
+# where CuPy finds the CUDA toolkit (kept read-only inside the walls for a CUDA kernel)
+CUDA_ENV = ("CUDA_PATH", "CUDA_HOME")
+
+
+def read_frame(stream) -> tuple[dict, dict]:
+    """A JSON header and its npz arrays (length-prefixed)."""
+    (n_head,) = struct.unpack("<q", stream.read(8))
+    head = json.loads(stream.read(n_head))
+    (n_arr,) = struct.unpack("<q", stream.read(8))
+    arrays = dict(np.load(io.BytesIO(stream.read(n_arr)), allow_pickle=False)) if n_arr else {}
+    return head, arrays
+
+
+def frame(head: dict, arrays: dict) -> bytes:
+    """The bytes of a JSON header and its npz arrays."""
+    raw = json.dumps(head).encode()
+    buf = io.BytesIO()
+    if arrays:
+        np.savez(buf, **arrays)
+    return struct.pack("<q", len(raw)) + raw + struct.pack("<q", len(buf.getvalue())) + buf.getvalue()
+
+
+class _Listed:
+    """A Kernel Tuner strategy: the given configurations, one at a time, in order."""
+
+    def __init__(self, configs, state: dict):
+        self.configs = [tuple(c) for c in configs]
+        self.state = state  # the configuration being run, for the output capture
+
+    def tune(self, searchspace, runner, tuning_options):
+        results = []
+        for config in self.configs:
+            if not searchspace.is_param_config_valid(config):
+                continue
+            self.state["key"] = ",".join(str(v) for v in config)
+            try:
+                results += runner.run([config], tuning_options)
+            except Exception as exc:  # noqa: BLE001 - reported per configuration
+                results.append({"__error__": f"{type(exc).__name__}: {exc}"})
+        return results
+
+
+def wall_clock_observer():
+    """A Kernel Tuner observer: the shortest wall-clock time of a C kernel call, in ms (`wall_time`).
+
+    Kernel Tuner's C backend takes the time the kernel returns; a template could return less than
+    it ran, so the parent compares the two."""
+    import time
+
+    from kernel_tuner.observers.observer import BenchmarkObserver
+
+    class WallClock(BenchmarkObserver):
+        def __init__(self):
+            self.times, self.start = [], 0.0
+
+        def before_start(self):
+            self.start = time.perf_counter()
+
+        def after_start(self):  # the C backend's call is synchronous: it has returned here
+            self.times.append(1e3 * (time.perf_counter() - self.start))
+
+        def get_results(self):
+            times, self.times = self.times, []
+            # the least disturbed call: on a loaded machine a mean carries other processes' time
+            return {"wall_time": float(np.min(times)) if times else float("nan")}
+
+    return WallClock()
+
+
+def _compile_error(job: dict, source_file: str) -> str | None:
+    """g++'s own message for the first configuration (Kernel Tuner keeps only "compile failed")."""
+    defines = [f"-D{k}={v}" for k, v in {**job["defines"], **dict(zip(job["params"], job["configs"][0]))}.items()]
+    cmd = ["g++", "-fsyntax-only", *job["compiler_options"], *defines, source_file]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=job["compile_timeout_s"])
+    return None if proc.returncode == 0 else (proc.stderr or proc.stdout)[-3000:]
+
+
+def _cuda_compile_error(job: dict) -> str | None:
+    """NVRTC's own message for the first configuration, through CuPy (Kernel Tuner keeps only "compile failed")."""
+    import cupy
+
+    values = {**job["defines"], **dict(zip(job["params"], job["configs"][0]))}
+    code = "".join(f"#define {k} {v}\n" for k, v in values.items()) + job["source"]
+    try:
+        cupy.RawModule(code=code, options=tuple(job["compiler_options"])).get_function(job["kernel_name"])
+    except Exception as exc:  # noqa: BLE001 - CompileException, or a missing function
+        return f"{type(exc).__name__}: {exc}"[-3000:]
+    return None
+
+
+def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
+    """Compile, run and time each configuration; the outputs of each one, by configuration key."""
+    import kernel_tuner
+
+    cuda = job["lang"] == "cupy"
+    source = os.path.abspath("kernel.cu" if cuda else "kernel.cpp")
+    with open(source, "w") as fh:
+        fh.write(job["source"])
+    error = _cuda_compile_error(job) if cuda else _compile_error(job, source)
+    if error is not None:
+        return {"compile_error": error}, {}
+    device = "CPU"
+    extra = {k: v for k, v in job["grid_div"].items() if v}
+    if job.get("block_size_names"):
+        extra["block_size_names"] = job["block_size_names"]
+    if not cuda:
+        extra["observers"] = [wall_clock_observer()]
+    if cuda:
+        import cupy
+
+        from generator.live.kernel import patch_cupy_uuid
+
+        patch_cupy_uuid()
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        device = name.decode() if isinstance(name, bytes) else str(name)
+    args = [arrays[f"arg{i}"] for i in range(job["n_args"])]
+    outputs: dict[str, np.ndarray] = {}
+    state = {"key": None}
+    probe = arrays.get("probe")
+
+    def capture(answer, result_host, atol=None):
+        # the outputs go back to the parent, which holds the reference and judges them
+        for i in job["outputs"]:
+            got = np.asarray(result_host[i])
+            # a probe: only these elements go back (every configuration of a large output would not fit)
+            outputs[f"{state['key']}|{i}"] = got.reshape(-1)[probe].copy() if probe is not None else got.copy()
+        return True
+
+    answer = [a.copy() if i in job["outputs"] else None for i, a in enumerate(args)]
+    cache = os.path.abspath("cache.json")
+    kernel_tuner.tune_kernel(job["kernel_name"], source, job["problem_size"], args, job["tune_params"],
+                             lang=job["lang"], **extra, strategy=_Listed(job["configs"], state), answer=answer, verify=capture,
+                             iterations=job["iterations"], cache=cache, quiet=True,
+                             compiler_options=job["compiler_options"] + [f"-D{k}={v}" for k, v in job["defines"].items()])
+    with open(cache) as fh:
+        text = fh.read()
+    return {"cache": text, "device": device}, outputs
+
+
+def _walls(job: dict, prot) -> str:
+    """Put up the sandbox's walls in this process (PID 1 of new namespaces); returns the working directory."""
+    from generator.sandbox import isolation as iso
+    from generator.sandbox.root_fs import enter_allowlist_root
+    from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
+
+    iso.die_with_parent()
+    workdir = "/tmp/work"
+    if prot.held.get("namespaces") and iso.mount_private_root(prot):
+        keep = job["keep"] + [p for p in TOOLCHAIN if os.path.exists(p)]
+        devices = ()
+        if job["lang"] == "cupy":  # the GPU's device nodes, the CUDA toolkit, and what the driver reads in /sys
+            devices = tuple(n for n in os.listdir("/dev") if n.startswith("nvidia") and not os.path.isdir("/dev/" + n))
+            libs = os.environ.get("LD_LIBRARY_PATH", "").split(":") + [os.environ.get(k, "") for k in CUDA_ENV]
+            keep += [p for p in (*glob.glob("/usr/local/cuda*"), "/sys", *libs) if p and os.path.isabs(p)
+                     and os.path.exists(p)]
+        workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot, devices)
+        if workdir is None:
+            raise RuntimeError("the allowlist root could not be built; kernels are not run without walls")
+        prot.mark("mount_namespace", True)
+    else:
+        raise RuntimeError("no mount namespace: kernels are not run without walls")
+    if prot.held.get("ipc_namespace"):
+        cap_ipc(job["scratch_mb"], prot)
+    os.makedirs(workdir, exist_ok=True)
+    uid = job["uid"]
+    if uid is not None:
+        os.chown(workdir, uid, iso.NOGROUP)
+    os.chdir(workdir)
+    os.environ.update(HOME=workdir, TMPDIR=workdir, PATH="/usr/bin:/bin", CUPY_CACHE_DIR=workdir + "/.cupy")
+    limits = iso.Limits(cpu_s=job["cpu_s"], memory_mb=job["memory_mb"], nproc=job["nproc"], file_mb=job["file_mb"])
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    iso.set_rlimits(limits, prot, 0, mapped)
+    if job.get("data_mb"):  # CUDA: no RLIMIT_AS (its address-space reservations), so cap private writable memory
+        _limit_data(job["data_mb"], prot)
+    iso.drop_privileges(uid, prot)
+    iso.die_with_parent()
+    join_fresh_keyring(prot)
+    install_filter(prot)
+    return workdir
+
+
+def _limit_data(data_mb: int, prot) -> None:
+    """RLIMIT_DATA: private writable memory (Linux >= 4.7 counts anonymous mappings too, not PROT_NONE ones)."""
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (data_mb << 20, data_mb << 20))
+        prot.mark("rlimit_data", True)
+    except (ValueError, OSError) as exc:
+        prot.mark("rlimit_data", False, str(exc))
+
+
+def main() -> None:
+    """Read the job, fork PID 1 of new namespaces, put up the walls there, measure, send the result."""
+    out_fd = int(sys.argv[1])
+    job, arrays = read_frame(sys.stdin.buffer)
+    import kernel_tuner  # noqa: F401 - before the walls: the project's code is not inside them
+    import kernel_tuner.backends.compiler  # noqa: F401
+    import kernel_tuner.interface  # noqa: F401
+
+    if job["lang"] == "cupy":  # imported, not initialised: a CUDA context does not survive the fork below
+        import cupy  # noqa: F401
+        import kernel_tuner.backends.cupy  # noqa: F401
+
+        import generator.live.kernel  # noqa: F401
+
+    from generator.sandbox import isolation as iso
+
+    prot = iso.Protections()
+    # its own unprivileged uid per run (from this pid, outside the new PID namespace where PID 1 has no parent)
+    job["uid"] = 2_000_000_000 + os.getpid() if os.geteuid() == 0 else None
+    iso.set_dumpable(True)
+    iso.unshare_namespaces(prot)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _walls(job, prot)
+            head, outputs = measure(job, arrays)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
+            head, outputs = {"error": f"{type(exc).__name__}: {exc}"[:3000]}, {}
+        head["protections"] = prot.to_dict()
+        head["uid"] = job["uid"]
+        try:
+            data = memoryview(frame(head, outputs))
+            while data:
+                data = data[os.write(out_fd, data):]
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    os._exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
