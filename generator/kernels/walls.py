@@ -79,6 +79,9 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "LANG": "C.UTF-8"}
     if lang == "cupy":  # where CuPy finds the CUDA toolkit and its libraries (kept read-only in the walls)
         env.update({k: os.environ[k] for k in ("CUDA_PATH", "CUDA_HOME", "LD_LIBRARY_PATH") if k in os.environ})
+        # CuPy settles its kernel cache folder at import, before the walls: point it into the scratch
+        # working directory that the walls make (/tmp/work), not at the host's home
+        env.update(HOME="/tmp/work", CUPY_CACHE_DIR="/tmp/work/.cupy")
     proc = subprocess.Popen([sys.executable, "-m", "generator.kernels.walled_child", str(wr)], pass_fds=(wr,),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True)
