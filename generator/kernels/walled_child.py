@@ -189,8 +189,11 @@ def _walls(job: dict, prot) -> str:
         cap_ipc(job["scratch_mb"], prot)
     os.makedirs(workdir, exist_ok=True)
     uid = job["uid"]
+    os.makedirs(workdir + "/.cupy", exist_ok=True)  # CuPy's kernel cache (walls.py points it here): CuPy
+    # writes a temporary file into it without creating it first
     if uid is not None:
-        os.chown(workdir, uid, iso.NOGROUP)
+        for path in (workdir, workdir + "/.cupy"):
+            os.chown(path, uid, iso.NOGROUP)
     os.chdir(workdir)
     os.environ.update(HOME=workdir, TMPDIR=workdir, PATH="/usr/bin:/bin", CUPY_CACHE_DIR=workdir + "/.cupy")
     limits = iso.Limits(cpu_s=job["cpu_s"], memory_mb=job["memory_mb"], nproc=job["nproc"], file_mb=job["file_mb"])
