@@ -137,6 +137,15 @@ class Operators(Section):
         return self
 
 
+class NichesConfig(Section):
+    """Islands with migration and a MAP-Elites grid over behaviour (generator.campaign.niches)."""
+
+    islands: int = Field(1, ge=1, le=64, strict=True)  # populations evolving apart (1: one population)
+    migration_interval: int = Field(3, ge=1, strict=True)  # generations between migrations (ring)
+    map_elites: bool = Field(False, strict=True)  # parents drawn uniformly over behaviour cells
+    bins: int = Field(3, ge=2, le=10, strict=True)  # cells per behaviour descriptor
+
+
 class EvolutionConfig(Section):
     """The evolutionary loop: population sizes, selection, operators, budget in candidates."""
 
@@ -155,6 +164,7 @@ class EvolutionConfig(Section):
     # "diff": refine, simplify and fix are answered as SEARCH/REPLACE blocks on the parent's code
     # (asked again for full code when a block does not apply); "full": complete code every time
     edit: Literal["full", "diff"] = "full"
+    niches: NichesConfig = Field(default_factory=NichesConfig)
 
     @field_validator("budget")
     @classmethod
@@ -166,6 +176,13 @@ class EvolutionConfig(Section):
         if self.strategy == "mu,lambda" and self.n_offspring < self.n_parents:
             raise ValueError(f"strategy 'mu,lambda' needs n_offspring >= n_parents (got {self.n_offspring} < "
                              f"{self.n_parents}); raise n_offspring or use 'mu+lambda'")
+        return self
+
+    @model_validator(mode="after")
+    def _parents_per_island(self):
+        if self.niches.islands > self.n_parents:
+            raise ValueError(f"niches.islands = {self.niches.islands} > n_parents = {self.n_parents}: every island "
+                             "needs a parent; raise n_parents or lower islands")
         return self
 
 
@@ -373,7 +390,9 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
 LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean", "evolution.edit": "full",
-                 "evolution.operators.crossover": 0.0}
+                 "evolution.operators.crossover": 0.0, "evolution.niches.islands": 1,
+                 "evolution.niches.migration_interval": 3, "evolution.niches.map_elites": False,
+                 "evolution.niches.bins": 3}
 
 
 def with_legacy_values(data: dict) -> dict:

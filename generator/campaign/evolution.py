@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from generator.archive import Candidate
+from generator.campaign.niches import Niches
 
 # A failed fix of a failed fix is not fixed again: three tries at one idea is enough.
 MAX_FIX_CHAIN = 2
@@ -102,6 +103,10 @@ class Evolution:
         self.population: list[Candidate] = []
         self._fix_queue: list[Candidate] = []
         self._by_id: dict[str, Candidate] = {}
+        niches = getattr(cfg, "niches", None)
+        self.niches = Niches(niches, cfg.n_parents) if niches is not None and (niches.islands > 1 or niches.map_elites) \
+            else None
+        self._island_of: dict[str, int] = {}  # candidate id -> island it was made for
 
     def _next_id(self, ahead: int = 0) -> str:
         return f"c{len(self.made) + ahead + 1:04d}"
@@ -124,12 +129,14 @@ class Evolution:
                 self._fix_queue.append(cand)
         return made
 
-    def _plan_offspring(self) -> tuple[str, tuple[Candidate, ...]]:
+    def _plan_offspring(self, k: int = 0) -> tuple[str, tuple[Candidate, ...]]:
         cfg = self.cfg
+        island = self.niches.island_for(k) if self.niches else 0
+        pool = self.niches.pool(island) if self.niches else self.population
         applicable = {"new"}
-        if self.population:
+        if pool:
             applicable |= {"refine", "simplify"}
-        if len(self.population) >= 2:
+        if len(pool) >= 2 or (self.niches and pool and len(self.population) >= 2):
             applicable.add("crossover")
         if self._fix_queue:
             applicable.add("fix")
@@ -137,33 +144,59 @@ class Evolution:
         if op == "fix":
             return op, (self._fix_queue.pop(),)  # the most recent failure: its context is freshest
         if op in ("refine", "simplify"):
-            return op, (select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size),)
-        if op == "crossover":
-            first = select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size)
-            others = [c for c in self.population if c is not first]
-            return op, (first, select_parent(others, cfg.selection, self.rng, cfg.tournament_size))
+            return op, (self._parent(pool, island),)
+        if op == "crossover":  # with MAP-Elites the second parent is another cell's elite
+            first = self._parent(pool, island)
+            return op, (first, self._parent(pool, island, exclude=first))
         return op, ()
+
+    def _parent(self, pool: list[Candidate], island: int, exclude: Candidate | None = None) -> Candidate:
+        """A working parent from the pool (an island's, or the population), never `exclude`."""
+        cfg = self.cfg
+        draw = lambda among: select_parent(among, cfg.selection, self.rng, cfg.tournament_size)  # noqa: E731
+        if self.niches:
+            return self.niches.select(island, draw, self.rng, exclude)
+        return draw([c for c in pool if c is not exclude])
 
     def _generation(self, generation: int, n: int, planned=None) -> list[Candidate]:
         """Make n candidates of one generation (planned up front, or one after another)."""
         draw = planned or self._plan_offspring
+
+        def plan(k: int, ahead: int) -> Plan:
+            p = Plan(self._next_id(ahead), generation, *draw(k))
+            if self.niches:
+                self._island_of[p.id] = self.niches.island_for(k)
+            return p
+
         if getattr(self.cfg, "planning", "generation") == "serial":
-            return [c for _ in range(n) for c in self._produce([Plan(self._next_id(), generation, *draw())])]
-        return self._produce([Plan(self._next_id(k), generation, *draw()) for k in range(n)])
+            return [c for k in range(n) for c in self._produce([plan(k, 0)])]
+        return self._produce([plan(k, k) for k in range(n)])
+
+    def _settle(self, generation: int, offspring: list[Candidate], strategy: str) -> None:
+        """The next population: per island and grid with niches, else the mu best."""
+        if self.niches is None:
+            self.population = survivors(self.population, offspring, self.cfg.n_parents, strategy)
+            return
+        self.niches.settle(generation, [(self._island_of[c.id], c) for c in offspring], survivors, strategy)
+        self.population = self.niches.population()
 
     def run(self) -> list[Candidate]:
         """Evolve until the budget of generated candidates is spent; returns the final population."""
         cfg = self.cfg
-        first = self._generation(0, min(cfg.n_parents, cfg.budget), planned=lambda: ("new", ()))
-        self.population = survivors([], first, cfg.n_parents, "mu+lambda")
+        first = self._generation(0, min(cfg.n_parents, cfg.budget), planned=lambda k: ("new", ()))
+        self._settle(0, first, "mu+lambda")
         self._generation_done(0)
         generation = 0
         while len(self.made) < cfg.budget:
             generation += 1
             offspring = self._generation(generation, min(cfg.n_offspring, cfg.budget - len(self.made)))
-            self.population = survivors(self.population, offspring, cfg.n_parents, cfg.strategy)
+            self._settle(generation, offspring, cfg.strategy)
             self._generation_done(generation)
         return self.population
+
+    def state(self, generation: int) -> dict:
+        """What the generation record keeps besides the population: the niches, when they are on."""
+        return {"niches": self.niches.snapshot(generation)} if self.niches else {}
 
     def _generation_done(self, generation: int) -> None:
         if self.on_generation:

@@ -197,8 +197,12 @@ class Campaign:
     def _run(self) -> Summary:
         from tqdm import tqdm
 
-        evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
-                        on_generation=lambda g, pop: self._on_generation(g, pop))
+        evo = self._evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
+                                    on_generation=lambda g, pop: self._on_generation(g, pop))
+        from generator.campaign.niches import never_exchange
+
+        if never_exchange(self.cfg.evolution) and self.progress:
+            print(f"tunesmith: warning: {never_exchange(self.cfg.evolution)}", file=sys.stderr)
         self._bar = tqdm(total=self.cfg.evolution.budget, desc="candidates", unit="cand", file=sys.stderr,
                          disable=not self.progress, dynamic_ncols=True, position=0)
         # sandbox runs (task x repeat) of the candidates evaluated in this session
@@ -258,7 +262,7 @@ class Campaign:
     def _on_generation(self, generation: int, population: list[Candidate]) -> None:
         recorded = {g["generation"] for g in self.archive.generations()}
         if generation not in recorded:
-            self.archive.append_generation(generation, [c.id for c in population])
+            self.archive.append_generation(generation, [c.id for c in population], self._evo.state(generation))
 
     def summary(self, state: str, reason: str) -> Summary:
         board = self.archive.best(10)

@@ -107,7 +107,15 @@ def format_status(run_dir, k: int = 10) -> str:
     from generator.campaign.novelty import diversity_by_generation, format_diversity
 
     lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
+    lines += search_lines(archive.generations())
     return "\n".join(lines)
+
+
+def search_lines(generations: list[dict]) -> list[str]:
+    """The niches of the last generation record (generator.campaign.niches); none when they are off."""
+    from generator.campaign.niches import niche_lines
+
+    return niche_lines(generations[-1] if generations else None)
 
 
 def edit_lines(cands: list[Candidate]) -> list[str]:
