@@ -119,3 +119,22 @@ def test_map_elites_breeds_from_every_cell_not_only_the_best():
         made = {c.id: c for c in evo.made}
         cells = {cell_of(made[p.parents[0].id], 3) for p in produce.plans if p.operator == "refine"}
         assert len(cells) == (4 if map_elites else 1)
+
+
+def test_the_evaluator_measures_behaviour_from_the_oracles_rows_not_from_the_candidate(conv_task):
+    from generator.evaluation.evaluate import evaluate_source
+
+    random_search = ("class R:\n    hyperparameters = {}\n    def __init__(self, budget=5000):\n        pass\n"
+                     "    def __call__(self, func, searchspace):\n"
+                     "        for c in searchspace.get_random_sample(60):\n            func(c)\n")
+    climber = ("class H:\n    hyperparameters = {}\n    def __init__(self, budget=5000):\n        pass\n"
+               "    def __call__(self, func, searchspace):\n        best = searchspace.get_random_sample(1)[0]\n"
+               "        f = func(best)\n        for _ in range(60):\n"
+               "            for n in searchspace.get_neighbors(best, neighbor_method='Hamming'):\n"
+               "                g = func(n)\n                if g < f:\n                    best, f = n, g\n"
+               "                    break\n")
+    rand = evaluate_source(random_search, [conv_task], repeats=2, seed=1)
+    hill = evaluate_source(climber, [conv_task], repeats=2, seed=1)
+    rb, hb = rand.metadata["behaviour"], hill.metadata["behaviour"]
+    assert hb["local"] > 0.8 > rb["local"] and rb["jumps"] > hb["jumps"]
+    assert set(rb) == {"local", "jumps", "spread"}
