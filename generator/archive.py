@@ -73,6 +73,7 @@ class Candidate:
     # [evolution] edit = "diff": {"mode": "diff", "blocks": n, "applied": bool} and, when the blocks did
     # not apply and full code was asked for instead, "reason" and "diff_exchange_id" (generator.llm.edits)
     edit: dict | None = None
+    model: str | None = None  # which of [llm] models wrote it (None: [llm] model)
 
     @property
     def score(self) -> float | None:

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from generator.archive import Candidate
+from generator.campaign.bandit import DiscountedUCB, improvement
 from generator.campaign.niches import Niches
 
 # A failed fix of a failed fix is not fixed again: three tries at one idea is enough.
@@ -39,6 +40,7 @@ class Plan:
     generation: int
     operator: str
     parents: tuple[Candidate, ...] = ()
+    model: str | None = None  # one of [llm] models; None: [llm] model
 
 
 def select_parent(population: list[Candidate], how: str, rng: np.random.Generator, tournament_size: int = 2) -> Candidate:
@@ -59,7 +61,10 @@ def select_parent(population: list[Candidate], how: str, rng: np.random.Generato
 
 def choose_operator(weights: dict[str, float], applicable: set[str], rng: np.random.Generator) -> str:
     """An operator drawn by weight among the applicable ones ('new' if none has weight)."""
-    # crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
+    OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
+
+
+# crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
     names = [op for op in ("new", "refine", "simplify", "fix", "crossover")
              if op in applicable and weights.get(op, 0) > 0]
     if not names:
@@ -92,7 +97,8 @@ class Evolution:
 
     def __init__(self, cfg, produce: Callable[[Plan], Candidate] | None = None,
                  on_generation: Callable[[int, list[Candidate]], None] | None = None,
-                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None):
+                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None,
+                 models=(), cost_of: Callable[[Candidate], float] | None = None):
         self.cfg = cfg  # generator.config.EvolutionConfig
         if produce_generation is None:
             produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731
@@ -107,6 +113,45 @@ class Evolution:
         self.niches = Niches(niches, cfg.n_parents) if niches is not None and (niches.islands > 1 or niches.map_elites) \
             else None
         self._island_of: dict[str, int] = {}  # candidate id -> island it was made for
+        self._choices(cfg, list(models), cost_of)
+
+    def _choices(self, cfg, models, cost_of) -> None:
+        """Operators and models: by weight, or by the bandit ([evolution.bandit])."""
+        self.models = {m.model: m for m in models}
+        self._model_rng = np.random.default_rng([cfg.seed, 1])  # its own stream: the loop's draws stay as they were
+        self.cost_of = cost_of or (lambda c: 1000.0)  # tokens of a candidate's exchange
+        self._baseline: dict[str, tuple] = {}  # plan id -> (the score it had to beat, its model)
+        bandit = getattr(cfg, "bandit", None)
+        self.op_bandit = self.model_bandit = None
+        if bandit is not None and bandit.enabled:
+            weights = cfg.operators.model_dump()
+            self.op_bandit = DiscountedUCB([op for op in OPERATORS if weights.get(op, 0) > 0 or op == "new"],
+                                           bandit.discount, bandit.exploration)
+            if len(self.models) > 1:
+                self.model_bandit = DiscountedUCB(list(self.models), bandit.discount, bandit.exploration)
+
+    def _model(self) -> str | None:
+        if not self.models:
+            return None
+        if self.model_bandit is not None:
+            return self.model_bandit.choose(list(self.models))
+        w = np.array([m.weight for m in self.models.values()], dtype=float)
+        names = list(self.models)
+        return names[int(self._model_rng.choice(len(names), p=w / w.sum()))] if w.sum() > 0 else names[0]
+
+    def _reward(self, cand: Candidate) -> None:
+        """Settle the bandits' pull for a made candidate: its gain per cost."""
+        if self.op_bandit is None:
+            return
+        score = None if cand.duplicate_of else cand.score
+        model = self._baseline.get(cand.id, (None, None))[1]
+        price = self.models[model].price if model in self.models else 1.0
+        cost = max(1.0, float(self.cost_of(cand))) / 1000 * price
+        reward = improvement(score, self._baseline.get(cand.id, (None, None))[0]) / cost
+        if cand.operator in self.op_bandit.arms:
+            self.op_bandit.settle(cand.operator, reward)
+        if self.model_bandit is not None and model in self.models:
+            self.model_bandit.settle(model, reward)
 
     def _next_id(self, ahead: int = 0) -> str:
         return f"c{len(self.made) + ahead + 1:04d}"
@@ -121,6 +166,7 @@ class Evolution:
     def _produce(self, plans: list[Plan]) -> list[Candidate]:
         made = self.produce_generation(plans)
         for cand in made:
+            self._reward(cand)
             self.made.append(cand)
             self._by_id[cand.id] = cand
             kind = (cand.error or {}).get("kind")
@@ -140,7 +186,10 @@ class Evolution:
             applicable.add("crossover")
         if self._fix_queue:
             applicable.add("fix")
-        op = choose_operator(cfg.operators.model_dump(), applicable, self.rng)
+        if self.op_bandit is not None:
+            op = self.op_bandit.choose(sorted(applicable))
+        else:
+            op = choose_operator(cfg.operators.model_dump(), applicable, self.rng)
         if op == "fix":
             return op, (self._fix_queue.pop(),)  # the most recent failure: its context is freshest
         if op in ("refine", "simplify"):
@@ -163,9 +212,12 @@ class Evolution:
         draw = planned or self._plan_offspring
 
         def plan(k: int, ahead: int) -> Plan:
-            p = Plan(self._next_id(ahead), generation, *draw(k))
+            p = Plan(self._next_id(ahead), generation, *draw(k), model=self._model())
             if self.niches:
                 self._island_of[p.id] = self.niches.island_for(k)
+            scored = [q.score for q in p.parents if q.ok]  # a fix's parent failed: it must beat the best
+            best = max((c.score for c in self.population), default=None)
+            self._baseline[p.id] = (max(scored) if scored else best, p.model)
             return p
 
         if getattr(self.cfg, "planning", "generation") == "serial":
@@ -196,7 +248,11 @@ class Evolution:
 
     def state(self, generation: int) -> dict:
         """What the generation record keeps besides the population: the niches, when they are on."""
-        return {"niches": self.niches.snapshot(generation)} if self.niches else {}
+        out = {"niches": self.niches.snapshot(generation)} if self.niches else {}
+        if self.op_bandit is not None:
+            out["bandit"] = {"operators": self.op_bandit.state(),
+                             "models": self.model_bandit.state() if self.model_bandit else {}}
+        return out
 
     def _generation_done(self, generation: int) -> None:
         if self.on_generation:

@@ -112,10 +112,12 @@ def format_status(run_dir, k: int = 10) -> str:
 
 
 def search_lines(generations: list[dict]) -> list[str]:
-    """The niches of the last generation record (generator.campaign.niches); none when they are off."""
+    """The niches and the bandit of the last generation record; none when they are off."""
+    from generator.campaign.bandit import bandit_lines
     from generator.campaign.niches import niche_lines
 
-    return niche_lines(generations[-1] if generations else None)
+    last = generations[-1] if generations else None
+    return niche_lines(last) + bandit_lines(last)
 
 
 def edit_lines(cands: list[Candidate]) -> list[str]:
