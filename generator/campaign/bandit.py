@@ -11,7 +11,8 @@ bandit over models only) are judged by the same yardstick:
 
 `baseline` is the best score among the candidate's working parents (refine, simplify, crossover),
 else the population's best when it was planned (new, fix): the improvement the candidate brought.
-A failure earns 0. Rewards are divided by the largest reward seen so far, so the exploration weight
+A failure earns 0. Candidates made before any candidate worked (generation 0) had nothing to
+improve on and settle nothing: their whole score would dwarf every later gain. Rewards are divided by the largest reward seen so far, so the exploration weight
 `exploration` means the same whatever the units of cost.
 
 A generation's plans are drawn before any of its candidates is made: each choice within a

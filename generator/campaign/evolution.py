@@ -28,6 +28,8 @@ from generator.campaign.niches import Niches
 
 # A failed fix of a failed fix is not fixed again: three tries at one idea is enough.
 MAX_FIX_CHAIN = 2
+# crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
+OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
 # Error kinds that leave no code to fix.
 UNFIXABLE = ("llm", "no_code")
 
@@ -61,11 +63,7 @@ def select_parent(population: list[Candidate], how: str, rng: np.random.Generato
 
 def choose_operator(weights: dict[str, float], applicable: set[str], rng: np.random.Generator) -> str:
     """An operator drawn by weight among the applicable ones ('new' if none has weight)."""
-    OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
-
-
-# crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
-    names = [op for op in ("new", "refine", "simplify", "fix", "crossover")
+    names = [op for op in OPERATORS
              if op in applicable and weights.get(op, 0) > 0]
     if not names:
         return "new"
@@ -141,13 +139,13 @@ class Evolution:
 
     def _reward(self, cand: Candidate) -> None:
         """Settle the bandits' pull for a made candidate: its gain per cost."""
-        if self.op_bandit is None:
-            return
+        baseline, model = self._baseline.get(cand.id, (None, None))
+        if self.op_bandit is None or baseline is None:
+            return  # nothing to improve on yet (generation 0): no evidence for or against an arm
         score = None if cand.duplicate_of else cand.score
-        model = self._baseline.get(cand.id, (None, None))[1]
         price = self.models[model].price if model in self.models else 1.0
         cost = max(1.0, float(self.cost_of(cand))) / 1000 * price
-        reward = improvement(score, self._baseline.get(cand.id, (None, None))[0]) / cost
+        reward = improvement(score, baseline) / cost
         if cand.operator in self.op_bandit.arms:
             self.op_bandit.settle(cand.operator, reward)
         if self.model_bandit is not None and model in self.models:
