@@ -159,3 +159,22 @@ def test_a_changed_bandit_state_on_resume_is_refused(config):
     with pytest.raises(Exception, match="bandit's state after generation"):
         resume(path.parent / "tampered", budget=25, progress=False, evaluate=fake_evaluate)
     assert len(Archive.open(path.parent / "tampered").candidates()) == 20  # nothing made after the refusal
+
+
+def test_a_model_that_cannot_answer_in_llm_models_is_named_before_anything_is_written(tmp_path, hub_dir, monkeypatch):
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    path = tmp_path / "bad.toml"
+    path.write_text(f'''[llm]
+model = "synth/components"
+[[llm.models]]
+model = "synth/components"
+[[llm.models]]
+model = "synth/nonesuch"
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[output]
+run_dir = "{tmp_path / 'run'}"
+''')
+    with pytest.raises(ConfigError, match=r"llm.models\[1\]: 'synth/nonesuch': no such offline synthesizer"):
+        run_campaign(path, progress=False, evaluate=fake_evaluate)
+    assert not (tmp_path / "run").exists()

@@ -236,6 +236,10 @@ class Campaign:
             if self._evaluate is None and self.cfg.evaluation.executor != "local":
                 self.connect()  # a cluster that is not there is named before the LLM is asked anything
             evo.run()
+            if evo.niches is not None and evo.niches.silent() and self.progress:
+                print(f"tunesmith: warning: islands {', '.join(map(str, evo.niches.silent()))} never took a migrant "
+                      "(every one was worse than their survivors): lower migration_interval or use fewer islands",
+                      file=sys.stderr)
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
