@@ -1,7 +1,7 @@
 """Niches, the bandit and all together, with the offline synthesizer (issue 28, items 1 and 4).
 
-    python benchmarks/bench_search.py [--config campaigns/quickstart.toml] [--budget 40] [--offspring 6]
-        [--seeds 1 2 3] [--repeats 2] [--test-repeats 5] [--out /tmp/bench-search]
+    python benchmarks/bench_search.py [--config campaigns/quickstart.toml] [--budget 24] [--offspring 5]
+        [--seeds 1 2 3] [--repeats 2] [--test-repeats 3] [--out /tmp/bench-search]
         [--json benchmarks/results/search.json]
 
 Arms, each the same campaign at the same number of candidates (so of sandbox runs: training tasks x
@@ -85,11 +85,11 @@ def mean_se(values: list[float]) -> tuple[float, float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=str(ROOT / "campaigns" / "quickstart.toml"))
-    ap.add_argument("--budget", type=int, default=40)
-    ap.add_argument("--offspring", type=int, default=6)
+    ap.add_argument("--budget", type=int, default=24)
+    ap.add_argument("--offspring", type=int, default=5)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--test-repeats", type=int, default=5)
+    ap.add_argument("--test-repeats", type=int, default=3)
     ap.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     ap.add_argument("--out", default="/tmp/bench-search")
     ap.add_argument("--json", default=None)
