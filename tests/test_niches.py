@@ -7,7 +7,7 @@ import pytest
 
 from generator.archive import Candidate
 from generator.campaign.evolution import Evolution
-from generator.campaign.niches import cell_of, never_exchange, niche_lines
+from generator.campaign.niches import cell_of, never_exchange, niche_lines, spans
 from generator.config import ConfigError, EvolutionConfig, parse_config
 from generator.scoring.behaviour import mean_behaviour, run_behaviour
 
@@ -16,19 +16,24 @@ VALUES = GRID.sum(axis=1).astype(float)  # minimum at (0, 0, 0)
 
 
 def test_a_hill_climber_and_a_random_search_fall_in_different_cells():
-    # hill climbing: each step changes one parameter of the incumbent, towards the minimum
-    path = [(3, 3, 3), (2, 3, 3), (2, 2, 3), (2, 2, 2), (1, 2, 2), (1, 1, 2), (1, 1, 1), (0, 1, 1)]
+    # local search: first-improvement over the incumbent's neighbours, down to the minimum
+    path = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (0, 1, 1), (0, 2, 1), (0, 0, 1), (0, 0, 2), (0, 0, 0), (1, 0, 0),
+            (0, 1, 0), (0, 0, 1)]
     climb = [int(np.flatnonzero((GRID == p).all(axis=1))[0]) for p in path]
     hill = run_behaviour(GRID, VALUES, np.array(climb))
     rng = np.random.default_rng(0)
     rand = run_behaviour(GRID, VALUES, rng.choice(len(GRID), 40, replace=False))
     assert hill["local"] == 1.0 and hill["jumps"] == 0.0
-    assert rand["local"] < 0.4 and rand["jumps"] > 0.5 and rand["spread"] == 1.0 > hill["spread"]
+    assert rand["local"] < 0.4 and rand["jumps"] > 0.5 and rand["spread"] > 0.6 > hill["spread"]
     assert run_behaviour(GRID, VALUES, np.array([3])) is None  # one evaluation: no behaviour
     mean = mean_behaviour([hill, None, rand])
     assert mean["local"] == pytest.approx((hill["local"] + rand["local"]) / 2, abs=1e-4)
     as_cand = lambda b: Candidate("c1", 0, "new", fitness={"score": 0.1, "metadata": {"behaviour": b}})  # noqa: E731
     assert cell_of(as_cand(hill), 3) != cell_of(as_cand(rand), 3)
+    # bins span the given ranges: two candidates close together in [0, 1] fall apart in a narrow range
+    near = [as_cand({"local": 0.05, "jumps": 0.40, "spread": 0.5}), as_cand({"local": 0.15, "jumps": 0.45, "spread": 0.5})]
+    assert cell_of(near[0], 3) == cell_of(near[1], 3)
+    assert cell_of(near[0], 3, spans(near)) == "0-0-0" and cell_of(near[1], 3, spans(near)) == "2-2-0"
     assert cell_of(Candidate("c2", 0, "new", fitness={"score": 0.1}), 3) == "-"
 
 

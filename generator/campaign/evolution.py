@@ -24,7 +24,7 @@ import numpy as np
 
 from generator.archive import Candidate
 from generator.campaign.bandit import DiscountedUCB, improvement
-from generator.campaign.niches import Niches
+from generator.campaign.niches import Niches, breedable
 
 # A failed fix of a failed fix is not fixed again: three tries at one idea is enough.
 MAX_FIX_CHAIN = 2
@@ -201,9 +201,11 @@ class Evolution:
         """A working parent from the pool (an island's, or the population), never `exclude`."""
         cfg = self.cfg
         draw = lambda among: select_parent(among, cfg.selection, self.rng, cfg.tournament_size)  # noqa: E731
-        if self.niches:
-            return self.niches.select(island, draw, self.rng, exclude)
-        return draw([c for c in pool if c is not exclude])
+        parent = self.niches.select(island, draw, self.rng, exclude) if self.niches \
+            else draw([c for c in pool if c is not exclude])
+        if not breedable(parent):  # OpenEvolve #70: a failed program bred from; a failure is only ever fixed
+            raise AssertionError(f"internal: {parent.id} failed or is a copy but was drawn as a parent; please report this")
+        return parent
 
     def _generation(self, generation: int, n: int, planned=None) -> list[Candidate]:
         """Make n candidates of one generation (planned up front, or one after another)."""

@@ -10,7 +10,9 @@
   generation record (OpenEvolve #391/#441: islands that silently did nothing).
 - `map_elites = true` keeps, per island, the best candidate of each cell of a grid over the
   behaviour descriptors (generator.scoring.behaviour: local search share, far jumps, spread; `bins`
-  cells each). A parent is drawn by choosing an occupied cell uniformly, so a niche with a mediocre
+  cells each). Each descriptor is scaled to the range the island's candidates span so far (as
+  OpenEvolve scales its features): fixed bins over [0, 1] put every synthesizer candidate in two
+  cells, since real runs use a narrow part of each range. A parent is drawn by choosing an occupied cell uniformly, so a niche with a mediocre
   elite is bred from as often as the best one; crossover's second parent comes from another cell.
 
 Only working, non-duplicate candidates enter a population or a cell: a failed program is never a
@@ -33,12 +35,25 @@ def behaviour(c: Candidate) -> dict | None:
     return ((c.fitness or {}).get("metadata") or {}).get("behaviour")
 
 
-def cell_of(c: Candidate, bins: int) -> str:
-    """The grid cell of a candidate: one bin per descriptor, e.g. '2-0-1' ('-' without traces)."""
+def cell_of(c: Candidate, bins: int, ranges: dict | None = None) -> str:
+    """The grid cell of a candidate: one bin per descriptor, e.g. '2-0-1' ('-' without traces).
+
+    `ranges`: descriptor -> (low, high) the bins span (default [0, 1])."""
     b = behaviour(c)
     if not b:
         return "-"
-    return "-".join(str(min(bins - 1, int(float(b[d]) * bins))) for d in DESCRIPTORS)
+    cell = []
+    for d in DESCRIPTORS:
+        lo, hi = (ranges or {}).get(d, (0.0, 1.0))
+        x = (float(b[d]) - lo) / (hi - lo) if hi > lo else 0.0
+        cell.append(str(min(bins - 1, max(0, int(x * bins)))))
+    return "-".join(cell)
+
+
+def spans(cands: list[Candidate]) -> dict:
+    """Descriptor -> (lowest, highest) value among candidates with a behaviour."""
+    seen = [b for b in (behaviour(c) for c in cands) if b]
+    return {d: (min(float(b[d]) for b in seen), max(float(b[d]) for b in seen)) for d in DESCRIPTORS} if seen else {}
 
 
 def breedable(c: Candidate) -> bool:
@@ -52,6 +67,7 @@ class Island:
 
     population: list[Candidate] = field(default_factory=list)
     grid: dict[str, Candidate] = field(default_factory=dict)  # cell -> best candidate in it
+    seen: list[Candidate] = field(default_factory=list)  # every breedable candidate it held, in order
     received: int = 0  # migrants that entered its population
 
 
@@ -99,15 +115,22 @@ class Niches:
             isl.population = survivors(isl.population, mine, self.mu, strategy)
             for c in mine:
                 self._place(isl, c)
+            self._regrid(isl)
         if self.n > 1 and generation > 0 and generation % self.cfg.migration_interval == 0:
             self._migrate(generation, survivors)
 
     def _place(self, isl: Island, c: Candidate) -> None:
-        if not breedable(c):
-            return
-        cell = cell_of(c, self.cfg.bins)
-        if cell not in isl.grid or c.score > isl.grid[cell].score:
-            isl.grid[cell] = c
+        if breedable(c) and all(o.id != c.id for o in isl.seen):
+            isl.seen.append(c)
+
+    def _regrid(self, isl: Island) -> None:
+        """The best candidate per cell, the bins spanning what the island has seen (ties: the earliest)."""
+        ranges = spans(isl.seen)
+        isl.grid = {}
+        for c in isl.seen:
+            cell = cell_of(c, self.cfg.bins, ranges)
+            if cell not in isl.grid or c.score > isl.grid[cell].score:
+                isl.grid[cell] = c
 
     def _migrate(self, generation: int, survivors) -> None:
         """Each island's best goes to the next island (ring); all are chosen before any moves."""
@@ -123,6 +146,7 @@ class Niches:
             if entered:
                 dest.received += 1
                 self._place(dest, best)
+                self._regrid(dest)
             self.migrations.append({"generation": generation, "from": i, "to": (i + 1) % self.n,
                                     "id": best.id, "entered": entered})
 

@@ -6,10 +6,12 @@ candidate's code, so a candidate cannot choose its niche by what it reports:
 
 - `local`: the share of evaluations that are Hamming neighbours (one parameter changed) of the
   incumbent, the best configuration found so far: how much of the budget goes to local search.
-- `jumps`: the share of steps that change more than half of the parameters at once: restarts,
-  random samples, far jumps.
-- `spread`: the mean over parameters of the share of each parameter's values that the run visited:
-  how far its evaluations range over the space.
+- `jumps`: the share of evaluations that differ from the incumbent in more than half of the
+  parameters: restarts, random samples, far jumps.
+- `spread`: the mean share of parameters in which an evaluation differs from the run's final best
+  configuration: how far from where it ended its evaluations range (a converging search is low,
+  a random search high). (The share of each parameter's values visited was tried first: nearly
+  every run visits them all, so it told nothing apart.)
 
 Unlike a code similarity these see what a program does: two rewrites of one hill climber fall in
 the same cell, a hill climber with random restarts in another.
@@ -40,11 +42,10 @@ def run_behaviour(valid: np.ndarray, values: np.ndarray, rows: np.ndarray, minim
     improved = np.r_[True, vals[1:] < running[:-1]]
     best_at = np.r_[0, np.maximum.accumulate(np.where(improved, np.arange(rows.size), 0))[:-1]]
     changed_incumbent = (configs[1:] != configs[best_at[1:]]).sum(axis=1)
-    changed_previous = (configs[1:] != configs[:-1]).sum(axis=1)
-    sizes = np.asarray(valid).max(axis=0) + 1
-    spread = float(np.mean([np.unique(configs[:, p]).size / max(1, int(sizes[p])) for p in range(n_params)]))
+    final = configs[int(np.argmin(vals))]  # the first evaluation of the best value found
+    spread = float(np.mean((configs != final).sum(axis=1) / n_params))
     return {"local": float(np.mean(changed_incumbent == 1)),
-            "jumps": float(np.mean(changed_previous > n_params / 2)),
+            "jumps": float(np.mean(changed_incumbent > n_params / 2)),
             "spread": spread}
 
 
