@@ -13,6 +13,11 @@ it overlaps the work. The loop is deterministic given the seed and what it retur
 lets a run be resumed by replaying it: recorded candidates come back from the archive instead of
 the LLM. Plans are drawn before the generation is made, so a failure is fixed in a later
 generation, never in its own.
+
+Two optional parts, both off by default: `[evolution.niches]` (islands, a MAP-Elites grid over
+behaviour; generator.campaign.niches) decides where parents come from and who survives, and
+`[evolution.bandit]` (discounted UCB; generator.campaign.bandit) picks operators and models
+instead of their weights. Both are functions of the seed and the candidates made, like the rest.
 """
 
 from __future__ import annotations
@@ -247,7 +252,7 @@ class Evolution:
         return self.population
 
     def state(self, generation: int) -> dict:
-        """What the generation record keeps besides the population: the niches, when they are on."""
+        """What the generation record keeps besides the population: the niches and the bandit, when on."""
         out = {"niches": self.niches.snapshot(generation)} if self.niches else {}
         if self.op_bandit is not None:
             out["bandit"] = {"operators": self.op_bandit.state(),
