@@ -12,7 +12,8 @@ RUN_DIR/
                         "updated"}; rewritten atomically (tmp + rename) after every candidate
   exchanges.jsonl      one JSON object per LLM call (see generator.llm.client.Exchange), append-only
   candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
-  generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}
+  generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}, plus
+                       "niches" (generator.campaign.niches) and "bandit" when they are on
   code/<id>.py         the source of each candidate that had code
   .lock                the run's lock (generator.run_lock): one campaign at a time, `hpo` shared
   hpo/, report/, export/   reserved for the rooms that build on a run
@@ -72,6 +73,7 @@ class Candidate:
     # [evolution] edit = "diff": {"mode": "diff", "blocks": n, "applied": bool} and, when the blocks did
     # not apply and full code was asked for instead, "reason" and "diff_exchange_id" (generator.llm.edits)
     edit: dict | None = None
+    model: str | None = None  # which of [llm] models wrote it (None: [llm] model)
 
     @property
     def score(self) -> float | None:
@@ -229,8 +231,9 @@ class Archive:
     def append_exchange(self, exchange) -> None:
         _append_line(self.run_dir / EXCHANGES, exchange.to_dict())
 
-    def append_generation(self, generation: int, population: list[str]) -> None:
-        _append_line(self.run_dir / GENERATIONS, {"generation": generation, "population": population})
+    def append_generation(self, generation: int, population: list[str], extra: dict | None = None) -> None:
+        """Record a finished generation; `extra`: e.g. its "niches" and "bandit" state."""
+        _append_line(self.run_dir / GENERATIONS, {"generation": generation, "population": population, **(extra or {})})
 
     def write_status(self, status: dict) -> None:
         _write_atomic(self.run_dir / STATUS, json.dumps({**status, "updated": time.time()}, indent=1))

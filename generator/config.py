@@ -69,6 +69,14 @@ class LocalLLMConfig(Section):
 LOCAL_TIMEOUT_S = 900.0  # a CPU model takes minutes for a long prompt; a hosted model's 120 s would cut it off
 
 
+class ModelChoice(Section):
+    """One of several models ([[llm.models]]): drawn by weight, or by the bandit with its price."""
+
+    model: str
+    weight: float = Field(1.0, ge=0)  # relative share of requests when the bandit is off
+    price: float = Field(1.0, gt=0)  # relative cost per token (the bandit's reward is gain per cost)
+
+
 class LLMConfig(Section):
     """Which model writes the code and how it is called (any litellm model string)."""
 
@@ -85,6 +93,7 @@ class LLMConfig(Section):
     params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
     caps: LLMCaps = Field(default_factory=LLMCaps)
     local: LocalLLMConfig = Field(default_factory=LocalLLMConfig)
+    models: list[ModelChoice] = Field(default_factory=list)  # several models; empty: `model` alone
 
     @model_validator(mode="after")
     def _local_timeout(self):
@@ -137,6 +146,23 @@ class Operators(Section):
         return self
 
 
+class NichesConfig(Section):
+    """Islands with migration and a MAP-Elites grid over behaviour (generator.campaign.niches)."""
+
+    islands: int = Field(1, ge=1, le=64, strict=True)  # populations evolving apart (1: one population)
+    migration_interval: int = Field(3, ge=1, strict=True)  # generations between migrations (ring)
+    map_elites: bool = Field(False, strict=True)  # parents drawn uniformly over behaviour cells
+    bins: int = Field(3, ge=2, le=10, strict=True)  # cells per behaviour descriptor
+
+
+class BanditConfig(Section):
+    """Operators (and [llm] models) chosen by a discounted UCB bandit (generator.campaign.bandit)."""
+
+    enabled: bool = Field(False, strict=True)  # off: operators drawn by weight, models by weight
+    discount: float = Field(0.9, gt=0, le=1)  # per candidate: how fast old rewards fade
+    exploration: float = Field(0.5, ge=0)  # weight of the upper-confidence term (rewards are in [0, 1])
+
+
 class EvolutionConfig(Section):
     """The evolutionary loop: population sizes, selection, operators, budget in candidates."""
 
@@ -155,6 +181,8 @@ class EvolutionConfig(Section):
     # "diff": refine, simplify and fix are answered as SEARCH/REPLACE blocks on the parent's code
     # (asked again for full code when a block does not apply); "full": complete code every time
     edit: Literal["full", "diff"] = "full"
+    niches: NichesConfig = Field(default_factory=NichesConfig)
+    bandit: BanditConfig = Field(default_factory=BanditConfig)
 
     @field_validator("budget")
     @classmethod
@@ -166,6 +194,13 @@ class EvolutionConfig(Section):
         if self.strategy == "mu,lambda" and self.n_offspring < self.n_parents:
             raise ValueError(f"strategy 'mu,lambda' needs n_offspring >= n_parents (got {self.n_offspring} < "
                              f"{self.n_parents}); raise n_offspring or use 'mu+lambda'")
+        return self
+
+    @model_validator(mode="after")
+    def _parents_per_island(self):
+        if self.niches.islands > self.n_parents:
+            raise ValueError(f"niches.islands = {self.niches.islands} > n_parents = {self.n_parents}: every island "
+                             "needs a parent; raise n_parents or lower islands")
         return self
 
 
@@ -373,7 +408,10 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
 LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean", "evolution.edit": "full",
-                 "evolution.operators.crossover": 0.0}
+                 "evolution.operators.crossover": 0.0, "evolution.niches.islands": 1,
+                 "evolution.niches.migration_interval": 3, "evolution.niches.map_elites": False,
+                 "evolution.niches.bins": 3, "evolution.bandit.enabled": False, "evolution.bandit.discount": 0.9,
+                 "evolution.bandit.exploration": 0.5, "llm.models": []}
 
 
 def with_legacy_values(data: dict) -> dict:

@@ -117,14 +117,24 @@ def test_end_to_end_real_sandbox_status_and_no_key_on_disk(server, make_config, 
             assert FAKE_KEY not in path.read_text(errors="replace"), path
 
 
-def test_kill_9_then_resume_loses_nothing_and_matches_an_uninterrupted_run(server, make_config):
+SEARCH = """[evolution.niches]
+islands = 2
+migration_interval = 1
+map_elites = true
+[evolution.bandit]
+enabled = true
+"""
+
+
+@pytest.mark.parametrize("search", ["", SEARCH], ids=["plain", "niches+bandit"])
+def test_kill_9_then_resume_loses_nothing_and_matches_an_uninterrupted_run(server, make_config, search):
     budget = 6
-    reference = make_config(server, "reference", budget=budget)
+    reference = make_config(server, "reference", budget=budget, extra=search)
     run_campaign(reference, progress=False)
     asked_reference = len(server.requests)
     assert asked_reference == budget
 
-    cfg = make_config(server, "killed", budget=budget)
+    cfg = make_config(server, "killed", budget=budget, extra=search)
     run = cfg.parent / "killed"
     server.delay = 0.3  # so the kill often lands while a prompt is in flight
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -148,6 +158,10 @@ def test_kill_9_then_resume_loses_nothing_and_matches_an_uninterrupted_run(serve
     assert after[: len(before)] == before  # nothing recorded was lost or changed
     reference_digest = _digest(cfg.parent / "reference")
     assert after == reference_digest, (after, reference_digest)  # the run an uninterrupted run gives
+    # the niches and the bandit's state, generation by generation, are those of the uninterrupted run
+    generations = Archive.open(run).generations()
+    assert generations == Archive.open(cfg.parent / "reference").generations()
+    assert not search or all("niches" in g and "bandit" in g for g in generations)
     asked = len(server.requests) - asked_reference
     assert asked <= budget + 4, asked  # at most the prompts in flight at the kill (concurrency 4) were asked twice
     exchanges = Archive.open(run).exchanges()

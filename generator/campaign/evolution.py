@@ -13,6 +13,11 @@ it overlaps the work. The loop is deterministic given the seed and what it retur
 lets a run be resumed by replaying it: recorded candidates come back from the archive instead of
 the LLM. Plans are drawn before the generation is made, so a failure is fixed in a later
 generation, never in its own.
+
+Two optional parts, both off by default: `[evolution.niches]` (islands, a MAP-Elites grid over
+behaviour; generator.campaign.niches) decides where parents come from and who survives, and
+`[evolution.bandit]` (discounted UCB; generator.campaign.bandit) picks operators and models
+instead of their weights. Both are functions of the seed and the candidates made, like the rest.
 """
 
 from __future__ import annotations
@@ -23,9 +28,13 @@ from typing import Callable
 import numpy as np
 
 from generator.archive import Candidate
+from generator.campaign.bandit import DiscountedUCB, improvement
+from generator.campaign.niches import Niches, breedable
 
 # A failed fix of a failed fix is not fixed again: three tries at one idea is enough.
 MAX_FIX_CHAIN = 2
+# crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
+OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
 # Error kinds that leave no code to fix.
 UNFIXABLE = ("llm", "no_code")
 
@@ -38,6 +47,7 @@ class Plan:
     generation: int
     operator: str
     parents: tuple[Candidate, ...] = ()
+    model: str | None = None  # one of [llm] models; None: [llm] model
 
 
 def select_parent(population: list[Candidate], how: str, rng: np.random.Generator, tournament_size: int = 2) -> Candidate:
@@ -58,8 +68,7 @@ def select_parent(population: list[Candidate], how: str, rng: np.random.Generato
 
 def choose_operator(weights: dict[str, float], applicable: set[str], rng: np.random.Generator) -> str:
     """An operator drawn by weight among the applicable ones ('new' if none has weight)."""
-    # crossover last: with its weight 0 (the default) the draws are those of runs made before it existed
-    names = [op for op in ("new", "refine", "simplify", "fix", "crossover")
+    names = [op for op in OPERATORS
              if op in applicable and weights.get(op, 0) > 0]
     if not names:
         return "new"
@@ -91,7 +100,8 @@ class Evolution:
 
     def __init__(self, cfg, produce: Callable[[Plan], Candidate] | None = None,
                  on_generation: Callable[[int, list[Candidate]], None] | None = None,
-                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None):
+                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None,
+                 models=(), cost_of: Callable[[Candidate], float] | None = None):
         self.cfg = cfg  # generator.config.EvolutionConfig
         if produce_generation is None:
             produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731
@@ -102,6 +112,49 @@ class Evolution:
         self.population: list[Candidate] = []
         self._fix_queue: list[Candidate] = []
         self._by_id: dict[str, Candidate] = {}
+        niches = getattr(cfg, "niches", None)
+        self.niches = Niches(niches, cfg.n_parents) if niches is not None and (niches.islands > 1 or niches.map_elites) \
+            else None
+        self._island_of: dict[str, int] = {}  # candidate id -> island it was made for
+        self._choices(cfg, list(models), cost_of)
+
+    def _choices(self, cfg, models, cost_of) -> None:
+        """Operators and models: by weight, or by the bandit ([evolution.bandit])."""
+        self.models = {m.model: m for m in models}
+        self._model_rng = np.random.default_rng([cfg.seed, 1])  # its own stream: the loop's draws stay as they were
+        self.cost_of = cost_of or (lambda c: 1000.0)  # tokens of a candidate's exchange
+        self._baseline: dict[str, tuple] = {}  # plan id -> (the score it had to beat, its model)
+        bandit = getattr(cfg, "bandit", None)
+        self.op_bandit = self.model_bandit = None
+        if bandit is not None and bandit.enabled:
+            weights = cfg.operators.model_dump()
+            self.op_bandit = DiscountedUCB([op for op in OPERATORS if weights.get(op, 0) > 0 or op == "new"],
+                                           bandit.discount, bandit.exploration)
+            if len(self.models) > 1:
+                self.model_bandit = DiscountedUCB(list(self.models), bandit.discount, bandit.exploration)
+
+    def _model(self) -> str | None:
+        if not self.models:
+            return None
+        if self.model_bandit is not None:
+            return self.model_bandit.choose(list(self.models))
+        w = np.array([m.weight for m in self.models.values()], dtype=float)
+        names = list(self.models)
+        return names[int(self._model_rng.choice(len(names), p=w / w.sum()))] if w.sum() > 0 else names[0]
+
+    def _reward(self, cand: Candidate) -> None:
+        """Settle the bandits' pull for a made candidate: its gain per cost."""
+        baseline, model = self._baseline.get(cand.id, (None, None))
+        if self.op_bandit is None or baseline is None:
+            return  # nothing to improve on yet (generation 0): no evidence for or against an arm
+        score = None if cand.duplicate_of else cand.score
+        price = self.models[model].price if model in self.models else 1.0
+        cost = max(1.0, float(self.cost_of(cand))) / 1000 * price
+        reward = improvement(score, baseline) / cost
+        if cand.operator in self.op_bandit.arms:
+            self.op_bandit.settle(cand.operator, reward)
+        if self.model_bandit is not None and model in self.models:
+            self.model_bandit.settle(model, reward)
 
     def _next_id(self, ahead: int = 0) -> str:
         return f"c{len(self.made) + ahead + 1:04d}"
@@ -116,6 +169,7 @@ class Evolution:
     def _produce(self, plans: list[Plan]) -> list[Candidate]:
         made = self.produce_generation(plans)
         for cand in made:
+            self._reward(cand)
             self.made.append(cand)
             self._by_id[cand.id] = cand
             kind = (cand.error or {}).get("kind")
@@ -124,46 +178,86 @@ class Evolution:
                 self._fix_queue.append(cand)
         return made
 
-    def _plan_offspring(self) -> tuple[str, tuple[Candidate, ...]]:
+    def _plan_offspring(self, k: int = 0) -> tuple[str, tuple[Candidate, ...]]:
         cfg = self.cfg
+        island = self.niches.island_for(k) if self.niches else 0
+        pool = self.niches.pool(island) if self.niches else self.population
         applicable = {"new"}
-        if self.population:
+        if pool:
             applicable |= {"refine", "simplify"}
-        if len(self.population) >= 2:
+        if len(pool) >= 2 or (self.niches and pool and len(self.population) >= 2):
             applicable.add("crossover")
         if self._fix_queue:
             applicable.add("fix")
-        op = choose_operator(cfg.operators.model_dump(), applicable, self.rng)
+        if self.op_bandit is not None:
+            op = self.op_bandit.choose(sorted(applicable))
+        else:
+            op = choose_operator(cfg.operators.model_dump(), applicable, self.rng)
         if op == "fix":
             return op, (self._fix_queue.pop(),)  # the most recent failure: its context is freshest
         if op in ("refine", "simplify"):
-            return op, (select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size),)
-        if op == "crossover":
-            first = select_parent(self.population, cfg.selection, self.rng, cfg.tournament_size)
-            others = [c for c in self.population if c is not first]
-            return op, (first, select_parent(others, cfg.selection, self.rng, cfg.tournament_size))
+            return op, (self._parent(pool, island),)
+        if op == "crossover":  # with MAP-Elites the second parent is another cell's elite
+            first = self._parent(pool, island)
+            return op, (first, self._parent(pool, island, exclude=first))
         return op, ()
+
+    def _parent(self, pool: list[Candidate], island: int, exclude: Candidate | None = None) -> Candidate:
+        """A working parent from the pool (an island's, or the population), never `exclude`."""
+        cfg = self.cfg
+        draw = lambda among: select_parent(among, cfg.selection, self.rng, cfg.tournament_size)  # noqa: E731
+        parent = self.niches.select(island, draw, self.rng, exclude) if self.niches \
+            else draw([c for c in pool if c is not exclude])
+        if not breedable(parent):  # OpenEvolve #70: a failed program bred from; a failure is only ever fixed
+            raise AssertionError(f"internal: {parent.id} failed or is a copy but was drawn as a parent; please report this")
+        return parent
 
     def _generation(self, generation: int, n: int, planned=None) -> list[Candidate]:
         """Make n candidates of one generation (planned up front, or one after another)."""
         draw = planned or self._plan_offspring
+
+        def plan(k: int, ahead: int) -> Plan:
+            p = Plan(self._next_id(ahead), generation, *draw(k), model=self._model())
+            if self.niches:
+                self._island_of[p.id] = self.niches.island_for(k)
+            scored = [q.score for q in p.parents if q.ok]  # a fix's parent failed: it must beat the best
+            best = max((c.score for c in self.population), default=None)
+            self._baseline[p.id] = (max(scored) if scored else best, p.model)
+            return p
+
         if getattr(self.cfg, "planning", "generation") == "serial":
-            return [c for _ in range(n) for c in self._produce([Plan(self._next_id(), generation, *draw())])]
-        return self._produce([Plan(self._next_id(k), generation, *draw()) for k in range(n)])
+            return [c for k in range(n) for c in self._produce([plan(k, 0)])]
+        return self._produce([plan(k, k) for k in range(n)])
+
+    def _settle(self, generation: int, offspring: list[Candidate], strategy: str) -> None:
+        """The next population: per island and grid with niches, else the mu best."""
+        if self.niches is None:
+            self.population = survivors(self.population, offspring, self.cfg.n_parents, strategy)
+            return
+        self.niches.settle(generation, [(self._island_of[c.id], c) for c in offspring], survivors, strategy)
+        self.population = self.niches.population()
 
     def run(self) -> list[Candidate]:
         """Evolve until the budget of generated candidates is spent; returns the final population."""
         cfg = self.cfg
-        first = self._generation(0, min(cfg.n_parents, cfg.budget), planned=lambda: ("new", ()))
-        self.population = survivors([], first, cfg.n_parents, "mu+lambda")
+        first = self._generation(0, min(cfg.n_parents, cfg.budget), planned=lambda k: ("new", ()))
+        self._settle(0, first, "mu+lambda")
         self._generation_done(0)
         generation = 0
         while len(self.made) < cfg.budget:
             generation += 1
             offspring = self._generation(generation, min(cfg.n_offspring, cfg.budget - len(self.made)))
-            self.population = survivors(self.population, offspring, cfg.n_parents, cfg.strategy)
+            self._settle(generation, offspring, cfg.strategy)
             self._generation_done(generation)
         return self.population
+
+    def state(self, generation: int) -> dict:
+        """What the generation record keeps besides the population: the niches and the bandit, when on."""
+        out = {"niches": self.niches.snapshot(generation)} if self.niches else {}
+        if self.op_bandit is not None:
+            out["bandit"] = {"operators": self.op_bandit.state(),
+                             "models": self.model_bandit.state() if self.model_bandit else {}}
+        return out
 
     def _generation_done(self, generation: int) -> None:
         if self.on_generation:

@@ -165,7 +165,7 @@ class InFlight(Speculation):
         if cand is not None:
             return Slot(plan, cand, recorded=True, stage=REPLIED)
         cand = Candidate(id=plan.id, generation=plan.generation, operator=plan.operator,
-                         parent_ids=[p.id for p in plan.parents], created=time.time())
+                         parent_ids=[p.id for p in plan.parents], created=time.time(), model=plan.model)
         return Slot(plan, cand)
 
     def _room(self) -> bool:
@@ -190,13 +190,13 @@ class InFlight(Speculation):
 
     def _send(self, slot: Slot, messages: list[dict], reask: bool) -> Future:
         """Reserve a request's worst case against the caps (CapReached if it could pass one) and send it."""
-        llm, plan = self.c.llm, slot.plan
+        llm, plan = self.c.llm_for(slot.plan.model), slot.plan
         ref = f"{plan.id}:reask" if reask else plan.id
         hold = llm.reserve(messages, ref)
         seed = self.c.cfg.llm.seed
         if seed is not None:
             seed += int(plan.id[1:])
-        elif self.c.cfg.llm.model.startswith("synth/"):
+        elif (plan.model or self.c.cfg.llm.model).startswith("synth/"):
             # the synthesizer, unseeded, answers a repeated prompt by how often it was asked: with
             # requests in flight together that would be arrival order, so give each candidate its own
             seed = int(plan.id[1:])
@@ -213,7 +213,7 @@ class InFlight(Speculation):
     def _complete_edit(self, slot: Slot, messages, purpose, ref, seed, hold, parent_code: str):
         """Ask for a diff edit; when its blocks do not apply, ask at once for full code, saying why
         (ref `<id>:full`, so a resume replays both). Runs in a request thread."""
-        llm = self.c.llm
+        llm = self.c.llm_for(slot.plan.model)
         ex = llm.complete(messages, purpose, ref, seed, hold)
         if not ex.ok:
             return ex

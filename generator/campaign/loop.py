@@ -42,8 +42,10 @@ class Campaign:
         usage = Usage()
         for ex in exchanges:
             usage.add(ex)
-        self.llm = LLMClient(cfg.llm, on_exchange=archive.append_exchange, recorded=exchanges, usage=usage,
+        self.tokens = {ex.id: ex.prompt_tokens + ex.completion_tokens for ex in exchanges}  # the bandit's cost
+        self.llm = LLMClient(cfg.llm, on_exchange=self._exchanged, recorded=exchanges, usage=usage,
                              completion=completion, first_id=len(exchanges) + 1)
+        self._llms = {}
         self.train = load_task_set(cfg.tasks.train, cfg.tasks)
         warn_degenerate(self.train)
         self.prompts = PromptBuilder(self.train, cfg.prompts)
@@ -59,6 +61,21 @@ class Campaign:
         self._lock = threading.Lock()
         self._status_lock = threading.Lock()  # the executor's watchdog writes status too (one temp file)
 
+    def _exchanged(self, ex) -> None:
+        self.archive.append_exchange(ex)
+        self.tokens[ex.id] = ex.prompt_tokens + ex.completion_tokens
+
+    def llm_for(self, model: str | None) -> LLMClient:
+        """The client that asks `model` (one of [llm] models), or the campaign's model for None."""
+        if model is None:
+            return self.llm
+        with self._lock:
+            return self._llms.setdefault(model, self.llm.for_model(model))
+
+    def cost_of(self, cand: Candidate) -> float:
+        """Tokens of the exchange that made a candidate (the bandit's cost; 0 when there was none)."""
+        return float(self.tokens.get(cand.exchange_id, 0))
+
     # -- what the generation maker (inflight.py) asks of the campaign -----------------------------
     def produce_generation(self, plans: list[Plan]) -> list[Candidate]:
         """Make (or, on resume, recall) the candidates that `plans` ask for, in plan order."""
@@ -71,7 +88,8 @@ class Campaign:
     def recorded(self, plan: Plan) -> Candidate | None:
         """The candidate `plan` asks for if the archive holds it already (resume), else None."""
         cand = self.done.get(plan.id)
-        if cand is not None and (cand.operator != plan.operator or cand.parent_ids != [p.id for p in plan.parents]):
+        if cand is not None and (cand.operator != plan.operator or cand.parent_ids != [p.id for p in plan.parents]
+                                 or cand.model != plan.model):
             raise TunesmithError(f"{self.archive.run_dir}: recorded {cand.id} was made by {cand.operator}"
                                  f"{cand.parent_ids} but the loop now asks for {plan.operator}"
                                  f"{[p.id for p in plan.parents]}; the run's config or code changed, "
@@ -197,8 +215,13 @@ class Campaign:
     def _run(self) -> Summary:
         from tqdm import tqdm
 
-        evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
-                        on_generation=lambda g, pop: self._on_generation(g, pop))
+        evo = self._evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
+                                    on_generation=lambda g, pop: self._on_generation(g, pop),
+                                    models=self.cfg.llm.models, cost_of=self.cost_of)
+        from generator.campaign.niches import never_exchange
+
+        if never_exchange(self.cfg.evolution) and self.progress:
+            print(f"tunesmith: warning: {never_exchange(self.cfg.evolution)}", file=sys.stderr)
         self._bar = tqdm(total=self.cfg.evolution.budget, desc="candidates", unit="cand", file=sys.stderr,
                          disable=not self.progress, dynamic_ncols=True, position=0)
         # sandbox runs (task x repeat) of the candidates evaluated in this session
@@ -213,6 +236,10 @@ class Campaign:
             if self._evaluate is None and self.cfg.evaluation.executor != "local":
                 self.connect()  # a cluster that is not there is named before the LLM is asked anything
             evo.run()
+            if evo.niches is not None and evo.niches.silent() and self.progress:
+                print(f"tunesmith: warning: islands {', '.join(map(str, evo.niches.silent()))} never took a migrant "
+                      "(every one was worse than their survivors): lower migration_interval or use fewer islands",
+                      file=sys.stderr)
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
@@ -256,9 +283,13 @@ class Campaign:
             print(format_result(result), file=sys.stderr)
 
     def _on_generation(self, generation: int, population: list[Candidate]) -> None:
-        recorded = {g["generation"] for g in self.archive.generations()}
+        recorded = {g["generation"]: g for g in self.archive.generations()}
+        state = self._evo.state(generation)
         if generation not in recorded:
-            self.archive.append_generation(generation, [c.id for c in population])
+            self.archive.append_generation(generation, [c.id for c in population], state)
+        elif "bandit" in state and recorded[generation].get("bandit") != state["bandit"]:
+            raise TunesmithError(f"{self.archive.run_dir}: the bandit's state after generation {generation} differs "
+                                 "from the recorded one; the run's config or code changed, start a new run directory")
 
     def summary(self, state: str, reason: str) -> Summary:
         board = self.archive.best(10)

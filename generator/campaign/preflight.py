@@ -19,6 +19,12 @@ def check_campaign(cfg: CampaignConfig, keys: bool = True) -> None:
     """Refuse a campaign that would fail later: bad task entries, model or HPO storage (one line each)."""
     check_tasks(cfg)
     check_model(cfg.llm, keys=keys)
+    if not cfg.llm.model.startswith("replay/"):  # a replay answers for every model it recorded
+        for i, choice in enumerate(cfg.llm.models):  # [[llm.models]]: each must answer too
+            try:
+                check_model(cfg.llm.model_copy(update={"model": choice.model}), keys=keys)
+            except TunesmithError as exc:
+                raise ConfigError(f"llm.models[{i}]: {str(exc).removeprefix('llm.model = ')}") from None
     if cfg.hpo.storage is not None:  # also when [hpo] is not enabled: `tunesmith hpo` uses it later
         check_storage(cfg.hpo.storage, "[hpo] storage =")
 

@@ -107,7 +107,17 @@ def format_status(run_dir, k: int = 10) -> str:
     from generator.campaign.novelty import diversity_by_generation, format_diversity
 
     lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
+    lines += search_lines(archive.generations())
     return "\n".join(lines)
+
+
+def search_lines(generations: list[dict]) -> list[str]:
+    """The niches and the bandit of the last generation record; none when they are off."""
+    from generator.campaign.bandit import bandit_lines
+    from generator.campaign.niches import niche_lines
+
+    last = generations[-1] if generations else None
+    return niche_lines(last) + bandit_lines(last)
 
 
 def edit_lines(cands: list[Candidate]) -> list[str]:

@@ -118,6 +118,7 @@ def _outcome(future) -> JobOutcome:
 
 
 def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None], seed: int = 0) -> Fitness:
+    from generator.scoring.behaviour import mean_behaviour, run_behaviour
     from generator.scoring.score import score_traces
 
     error = next((o.error for o in outcomes if o is not None and o.error is not None), None)
@@ -130,7 +131,7 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
         out = next((o.output for o in outcomes if o is not None and o.error is not None), "")
         meta["output"] = printable(out[-4000:])  # the run's own words: no terminal escapes
         return Fitness(None, {}, 0.0, error, meta)
-    per_task = {}
+    per_task, behaviours = {}, []
     for ti, task in enumerate(tasks):
         mine = sorted((r for r in runs if r.task == ti), key=lambda r: r.repeat)
         traces = [r.trace for r in mine]
@@ -144,6 +145,12 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
             score=ts.score, std=ts.std, fevals=float(np.mean([t.fevals for t in traces])),
             unique=float(np.mean([t.rows.size for t in traces])), per_repeat=tuple(ts.per_repeat),
             wall_s=float(sum(r.wall_s for r in mine)))
+        if not _is_live(task):  # a live task's rows have no answer key to find the incumbent by
+            behaviours += [run_behaviour(task.space.valid, task.key.values, t.rows,
+                                         not task.objective.higher_is_better) for t in traces]
+    behaviour = mean_behaviour(behaviours)
+    if behaviour is not None:  # the candidate's niche ([niches]): measured here, from the oracle's rows
+        meta["behaviour"] = behaviour
     score = float(np.mean([tf.score for tf in per_task.values()]))
     return Fitness(score, per_task, 0.0, None, meta)
 

@@ -187,7 +187,7 @@ class LLMClient:
         # answers already recorded for a ref (resume): reused instead of asking again
         self.recorded = {ex.ref: ex for ex in (recorded or []) if ex.ref and ex.ok}
         self._completion = completion  # tests inject litellm.completion with mock_response
-        self._next_id = first_id
+        self._ids = [first_id]  # one counter for this client and its for_model twins
         self._replay = None
         self._sleep = time.sleep
         self._held = Usage()  # worst cases of the calls in flight (see reserve)
@@ -268,9 +268,23 @@ class LLMClient:
 
     def _new_id(self) -> str:
         with self._id_lock:
-            xid = f"x{self._next_id:04d}"
-            self._next_id += 1
+            xid = f"x{self._ids[0]:04d}"
+            self._ids[0] += 1
         return xid
+
+    def for_model(self, model: str) -> "LLMClient":
+        """A client that asks `model` ([llm] models) and shares this one's caps, usage, ids and record."""
+        import copy
+
+        if model == self.settings.model:
+            return self
+        twin = copy.copy(self)  # shallow: usage, holds, locks, recorded answers and the id counter are shared
+        twin.settings = self.settings.model_copy(update={"model": model})
+        if model.startswith("synth/") and self._replay is None:
+            import generator.llm.synth
+
+            generator.llm.synth.register()
+        return twin
 
     def _replayed(self, messages, purpose, ref, phash) -> Exchange:
         old = self._replay(messages, ref)

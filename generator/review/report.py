@@ -84,7 +84,7 @@ def report_data(lineage: Lineage) -> dict:
                 "candidates": len(nodes), "budget": status.get("budget"),
                 "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
                 "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime()),
-                "edits": _edit_lines(lineage)},
+                "edits": _edit_lines(lineage), "search": _search_lines(lineage)},
         "tasks": tasks,
         "nodes": nodes,
         "graph": _layout(lineage),
@@ -133,6 +133,13 @@ def _edit_lines(lineage: Lineage) -> list[str]:
     from generator.campaign.printing import edit_lines
 
     return edit_lines(list(lineage.candidates.values()))
+
+
+def _search_lines(lineage: Lineage) -> list[str]:
+    """The niches (islands, behaviour cells, islands that never exchanged) and the bandit, as `status` says them."""
+    from generator.campaign.printing import search_lines
+
+    return search_lines(lineage.archive.generations())
 
 
 def _diversity(lineage: Lineage) -> list[dict]:
