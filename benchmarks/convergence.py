@@ -16,6 +16,7 @@ import os
 import platform
 import shlex
 import sys
+import warnings
 from datetime import date
 from pathlib import Path
 
@@ -70,7 +71,9 @@ def main(argv=None) -> int:
             spec = parse_strategy(text)
             curves = [best_so_far(task, run_once(task, spec, args.seed * 1000 + r, budget), grid)
                       for r in range(args.repeats)]
-            median = np.nanmedian(np.array(curves), axis=0)
+            with warnings.catch_warnings():  # before any run's first evaluation every value is NaN
+                warnings.simplefilter("ignore", RuntimeWarning)
+                median = np.nanmedian(np.array(curves), axis=0)
             name = Path(text).stem if text.endswith(".py") else text
             entry["strategies"][name] = {"time_s": grid.round(4).tolist(),
                                          "best_median": [None if np.isnan(v) else round(float(v), 6) for v in median]}

@@ -56,9 +56,9 @@ def compare_table(rel: str, command: str) -> str:
 
 def quality_page() -> str:
     return "\n".join(["## Quickstart campaign (our H200 spaces)", "", compare_table(*QUALITY["quickstart"]),
-                      "![P per space, quickstart](quality_quickstart.png)", "",
+                      "![P per space, quickstart](../_generated/quality_quickstart.png)", "",
                       "## Benchmark-hub campaign (A100 train, A4000 test)", "", compare_table(*QUALITY["hub"]),
-                      "![P per space, hub](quality_hub.png)", ""])
+                      "![P per space, hub](../_generated/quality_hub.png)", ""])
 
 
 def _bar_chart(rows: list[tuple[str, dict]], tasks: list[str], path: Path, title: str) -> Path:
@@ -110,7 +110,7 @@ def generalisation_page() -> str:
         out.append(f"| {name} | {p(row['train'])} | {p(row['test'])} | {p(row.get('extra'))} | "
                    + " | ".join(p(row["per_task"].get(t)) for t in tasks) + " |")
     out += ["", "Generated modules in bold. " + source(rel, command, d), "",
-            "![P per space of the shipped winners and the baselines](generalisation.png)", ""]
+            "![P per space of the shipped winners and the baselines](../_generated/generalisation.png)", ""]
     return "\n".join(out)
 
 
@@ -283,7 +283,7 @@ def convergence_page() -> str:
     out = [f"Best-so-far objective (median over {d['repeats']} runs, seed {d['seed']}) against the simulated tuning "
            "time, on the methodology's time budget of each space; the dashed line is the optimum.", ""]
     for task in d["tasks"]:
-        out.append(f"![convergence on {task}](convergence_{task.replace('/', '_')}.png)")
+        out.append(f"![convergence on {task}](../_generated/convergence_{task.replace('/', '_')}.png)")
         out.append("")
     out.append(source(CONVERGENCE, d["command"], d))
     return "\n".join(out) + "\n"
@@ -303,7 +303,8 @@ def _convergence_figures(out: Path) -> list[Path]:
     for task, curves in d["tasks"].items():
         fig, ax = plt.subplots(figsize=(7, 3.4), dpi=110)
         for strategy, c in curves["strategies"].items():
-            ax.step(c["time_s"], c["best_median"], where="post", label=strategy)
+            best = [float("nan") if v is None else v for v in c["best_median"]]
+            ax.step(c["time_s"], best, where="post", label=strategy)
         ax.axhline(curves["optimum"], color="black", linestyle="--", linewidth=0.8, label="optimum")
         ax.set_xlabel("simulated tuning time (s)")
         ax.set_ylabel(f"best {curves.get('objective', 'time')} so far")

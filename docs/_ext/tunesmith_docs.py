@@ -194,12 +194,38 @@ def _version(dist: str) -> str:
     return version(dist)
 
 
+def problems_table() -> str:
+    """The shipped search spaces (problems/caches/NAME/GPU.json.gz), described from the caches themselves."""
+    import numpy as np
+
+    from generator.config import TasksConfig
+    from generator.tasks.entries import load_task_set
+
+    entries = sorted(f"problem:{c.parent.name}/{c.name.split('.')[0]}"
+                     for c in (ROOT / "problems" / "caches").glob("*/*.json.gz"))
+    out = ["| task | parameters | Cartesian | valid | failed | optimum | median | median / optimum | within 5% | s per configuration |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for task in load_task_set(entries, TasksConfig(train=entries)):
+        ok = ~task.key.failed & ~np.isnan(task.key.values)
+        v = task.key.values[ok]
+        best = v.max() if task.objective.higher_is_better else v.min()
+        near = (v >= 0.95 * best) if task.objective.higher_is_better else (v <= 1.05 * best)
+        cartesian = int(np.prod([len(vals) for vals in task.space.tune_params.values()]))
+        out.append(f"| `problem:{task.name}` | {len(task.space.tune_params)} | {cartesian:,} | {len(task.space.valid):,} | "
+                   f"{int(task.key.failed.sum())} | {best:.4g} | {np.median(v):.4g} | {np.median(v) / best:.2f} | "
+                   f"{int(near.sum())} | {task.key.eval_seconds.mean():.3f} |")
+    out += ["", "Computed from the shipped cache files when these docs were built (objective: kernel time in ms; "
+            "s per configuration: compile + verification + benchmark time as the cache records it).", ""]
+    return "\n".join(out)
+
+
 def generate(out: Path = OUT) -> list[Path]:
     """Write every generated fragment and figure; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     pages = {"campaign-file.md": campaign_reference, "cli.md": cli_reference,
-             "run-directory.md": run_directory_layout, "cost.md": cost_table}
+             "run-directory.md": run_directory_layout, "cost.md": cost_table,
+             "problems.md": problems_table}
     from results_pages import RESULTS  # noqa: E402  (beside this file, on sys.path via conf.py)
 
     pages.update(RESULTS)
