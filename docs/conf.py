@@ -31,3 +31,5 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "undoc-members": False}
 nitpicky = False  # internal references are checked (-W); Python types of third parties are not
+html_static_path = ["_static"]
+html_css_files = ["tunesmith.css"]

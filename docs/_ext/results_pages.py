@@ -69,7 +69,7 @@ def _bar_chart(rows: list[tuple[str, dict]], tasks: list[str], path: Path, title
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(8, 3.6), dpi=110)
+    fig, ax = plt.subplots(figsize=(9, 3.6), dpi=110)
     width = 0.8 / max(1, len(rows))
     x = np.arange(len(tasks))
     for i, (label, per_task) in enumerate(rows):
@@ -79,7 +79,7 @@ def _bar_chart(rows: list[tuple[str, dict]], tasks: list[str], path: Path, title
     ax.set_ylabel("score P (0 = random search, 1 = optimum)")
     ax.set_ylim(max(-1.0, ax.get_ylim()[0]), 1.05)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=3, loc="lower left")
+    ax.legend(fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -318,11 +318,33 @@ def _convergence_figures(out: Path) -> list[Path]:
     return written
 
 
+def space_page() -> str:
+    rel = "benchmarks/results/space_2core.json"
+    d = load(rel)
+    out = ["| space | Tunesmith, µs per objective call | Kernel Tuner simulation, µs per call | speed-up |",
+           "| --- | ---: | ---: | ---: |"]
+    for name, t in d["tasks"].items():
+        pc = t["per_call"]
+        out.append(f"| {name} | {pc['tunesmith']['us_per_call']:.1f} | {pc['kerneltuner']['us_per_call']:.1f} | "
+                   f"{pc['speedup']:.1f}x |")
+    first = next(iter(d["tasks"]))
+    calls = d["tasks"][first]["space_calls_us"]
+    out += ["", f"The search-space calls alone on {first}, µs per call, best of 3 on fresh spaces "
+                "(Tunesmith / `kernel_tuner.searchspace.Searchspace`):", "",
+            "| call | Tunesmith | Kernel Tuner |", "| --- | ---: | ---: |"]
+    for call, us in calls["tunesmith"].items():
+        out.append(f"| `{call}` | {us:.1f} | {calls['kerneltuner'].get(call, float('nan')):.1f} |")
+    cmd = f"python3 benchmarks/bench_space.py --repeats {d['repeats']} --json {rel}"
+    out += ["", source(rel, cmd, d), ""]
+    return "\n".join(out)
+
+
 RESULTS = {"results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,
            "results-throughput.md": throughput_page, "results-live.md": live_page,
-           "results-sampler.md": sampler_page, "results-convergence.md": convergence_page}
+           "results-sampler.md": sampler_page, "results-convergence.md": convergence_page,
+           "results-space.md": space_page}
 
 
 def figures(out: Path) -> list[Path]:
