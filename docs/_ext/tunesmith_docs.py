@@ -51,7 +51,9 @@ def _default(field) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One table cell: one line, pipes escaped, 'quoted' values as code (so they copy without curly quotes)."""
+    text = re.sub(r"'([^'\s]+)'", r"`\1`", " ".join(str(text).split()))
+    return text.replace("|", "\\|")
 
 
 def campaign_reference() -> str:
