@@ -20,6 +20,11 @@ def p(x) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def short(task: str) -> str:
+    """A task name short enough for a table header (the hub's apps carry a `_milo` suffix)."""
+    return task.replace("_milo", "")
+
+
 def source(rel: str, command: str, data: dict) -> str:
     """The line under a table: which file, which command, which machine and date."""
     machine = data.get("machine") or (f"{data['cores']} cores" if "cores" in data else "machine not recorded")
@@ -45,7 +50,7 @@ def compare_table(rel: str, command: str) -> str:
            f"{n['distinct']} distinct, {n['ran']} ran without error, {n['duplicates']} duplicates. "
            f"Best: {c['best']['id']} (campaign score {c['best']['campaign_score']:.3f}), "
            f"re-scored at {d['repeats']} repeats, seed {d['seed']}.", "",
-           "| strategy | train mean P | test mean P | " + " | ".join(tasks) + " |",
+           "| strategy | train mean P | test mean P | " + " | ".join(short(t) for t in tasks) + " |",
            "| --- | ---: | ---: | " + " | ".join("---:" for _ in tasks) + " |"]
     for row in c["rows"]:
         out.append(f"| {row['strategy']} | {p(row['train'])} | {p(row['test'])} | "
@@ -75,7 +80,7 @@ def _bar_chart(rows: list[tuple[str, dict]], tasks: list[str], path: Path, title
     for i, (label, per_task) in enumerate(rows):
         ax.bar(x + i * width - 0.4 + width / 2, [per_task.get(t) or 0.0 for t in tasks], width, label=label)
     ax.axhline(0, color="black", linewidth=0.6)
-    ax.set_xticks(x, tasks, fontsize=8)
+    ax.set_xticks(x, [short(t) for t in tasks], fontsize=8, rotation=20, ha="right")
     ax.set_ylabel("score P (0 = random search, 1 = optimum)")
     ax.set_ylim(max(-1.0, ax.get_ylim()[0]), 1.05)
     ax.set_title(title, fontsize=10)
@@ -102,7 +107,7 @@ def generalisation_page() -> str:
     rel, command = GENERALISATION
     d = load(rel)
     tasks = _generalisation_tasks(d)
-    out = ["| strategy | train P | test P | further GPU P | " + " | ".join(tasks) + " |",
+    out = ["| strategy | train P | test P | further GPU P | " + " | ".join(short(t) for t in tasks) + " |",
            "| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in tasks) + " |"]
     for row in sorted(d["rows"], key=lambda r: -r["test"]):
         name = row["label"].replace("generated_algorithms.", "")
