@@ -344,12 +344,43 @@ def space_page() -> str:
     return "\n".join(out)
 
 
+H100 = ("benchmarks/results/h100_spaces.json",
+        "tunesmith bench --tasks problem:transpose/H100 --tasks problem:reduction/H100 --tasks problem:nbody/H100 "
+        "--tasks problem:stencil3d/H100 --strategies genetic_algorithm,dual_annealing,random_sample,"
+        "generated_algorithms/knn_late_acceptance.py,generated_algorithms/knn_annealing_ils.py,"
+        "generated_algorithms/knn_tabu_late_acceptance.py --repeats 50 --se --workers 2 --json benchmarks/results/h100_spaces.json")
+
+
+def bench_table(rel: str, command: str) -> str:
+    """A `tunesmith bench --se --json` result: P ± standard error per task and the mean."""
+    d = load(rel)
+    results = d["results"]
+    tasks = list(next(iter(results.values()))["per_task"])
+    out = ["| strategy | " + " | ".join(short(t) for t in tasks) + " | mean |",
+           "| --- | " + " | ".join("---:" for _ in tasks) + " | ---: |"]
+
+    def cell(x):
+        if x.get("score") is None:
+            return "failed"
+        return f"{x['score']:.3f} ± {x['se']:.3f}" if x.get("se") is not None else p(x["score"])
+
+    for name, r in results.items():
+        label = Path(name).stem if name.endswith(".py") else name
+        out.append(f"| {label} | " + " | ".join(cell(r["per_task"][t]) for t in tasks) + f" | {cell(r)} |")
+    out += ["", source(rel, command, d), ""]
+    return "\n".join(out)
+
+
+def h100_page() -> str:
+    return bench_table(*H100)
+
+
 RESULTS = {"results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,
            "results-throughput.md": throughput_page, "results-live.md": live_page,
            "results-sampler.md": sampler_page, "results-convergence.md": convergence_page,
-           "results-space.md": space_page}
+           "results-space.md": space_page, "results-h100.md": h100_page}
 
 
 def figures(out: Path) -> list[Path]:
