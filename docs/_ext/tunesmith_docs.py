@@ -156,7 +156,7 @@ def run_directory_layout() -> str:
 
 # ---------------------------------------------------------------- hosted-LLM cost from a recorded run
 
-COST_MODELS = ("gpt-4o-mini", "gpt-4.1-mini", "gpt-4o", "claude-3-5-haiku-20241022", "claude-sonnet-4-20250514")
+COST_MODELS = ("gpt-4o-mini", "gpt-4.1-mini", "gpt-4o", "claude-haiku-4-5", "claude-sonnet-4-5")
 
 
 def token_usage() -> dict:
@@ -169,6 +169,7 @@ def token_usage() -> dict:
 
 def cost_table() -> str:
     """Expected tokens and USD per 100 candidates for a few hosted models (litellm's price table)."""
+    import generator  # noqa: F401  (litellm's bundled price table, no network fetch)
     import litellm
 
     use = token_usage()
@@ -180,7 +181,7 @@ def cost_table() -> str:
     for model in COST_MODELS:
         price = litellm.model_cost.get(model)
         if not price:
-            continue
+            raise RuntimeError(f"litellm {_version('litellm')} has no price for {model!r}: pick another in COST_MODELS")
         usd = (use["prompt_per_100"] * price["input_cost_per_token"]
                + use["completion_per_100"] * price["output_cost_per_token"])
         out.append(f"| `{price.get('litellm_provider', '')}/{model}` | {use['prompt_per_100']:,.0f} | "
