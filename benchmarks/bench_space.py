@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import time
 import warnings
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -95,7 +97,8 @@ def main() -> None:
     spec = parse_strategy(args.strategy)
     load_module(spec.target)
     tasks = {t.name: t for t in load_tasks(HUB)}
-    report = {"strategy": args.strategy, "repeats": args.repeats, "tasks": {}}
+    report = {"strategy": args.strategy, "repeats": args.repeats, "date": date.today().isoformat(),
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "tasks": {}}
     for name in args.tasks:
         task = tasks[name]
         report["tasks"][name] = {"per_call": per_call(task, spec, args.repeats), "space_calls_us": space_calls(task)}

@@ -53,17 +53,17 @@ class Section(BaseModel):
 class LLMCaps(Section):
     """Hard limits over the whole campaign; the campaign stops cleanly before passing one."""
 
-    max_calls: int | None = Field(None, ge=0, strict=True)
-    max_tokens: int | None = Field(None, ge=0, strict=True)
-    max_usd: float | None = Field(None, ge=0, strict=True)
+    max_calls: int | None = Field(None, ge=0, strict=True, description="requests sent in the whole run, retries included; a request that could pass it is not sent and the campaign stops cleanly (raise it and resume)")
+    max_tokens: int | None = Field(None, ge=0, strict=True, description="tokens in the whole run; each request is counted as its prompt plus a full-length reply before it is sent, so the cap is never exceeded")
+    max_usd: float | None = Field(None, ge=0, strict=True, description="US dollars in the whole run, priced by litellm; counted like max_tokens (worst case before sending), so it is never exceeded. Set it for every hosted model")
 
 
 class LocalLLMConfig(Section):
     """The llama.cpp server Tunesmith starts for `model = "local/NAME"` (see `tunesmith llm install`)."""
 
-    threads: int = Field(1, ge=1, le=256, strict=True)  # one thread: on 2 loaded cores two threads were slower
-    context: int = Field(8192, ge=512, strict=True)  # tokens of prompt + reply the server keeps
-    startup_timeout: float = Field(600.0, gt=0, strict=True)  # seconds to load the model and answer
+    threads: int = Field(1, ge=1, le=256, strict=True, description="CPU threads of the llama.cpp server, for generation and prompt batches (on 2 loaded cores two threads were slower than one)")
+    context: int = Field(8192, ge=512, strict=True, description="tokens of context (prompt plus reply) the server keeps")
+    startup_timeout: float = Field(600.0, gt=0, strict=True, description="seconds to load the model and answer a first request")
 
 
 LOCAL_TIMEOUT_S = 900.0  # a CPU model takes minutes for a long prompt; a hosted model's 120 s would cut it off
@@ -72,28 +72,28 @@ LOCAL_TIMEOUT_S = 900.0  # a CPU model takes minutes for a long prompt; a hosted
 class ModelChoice(Section):
     """One of several models ([[llm.models]]): drawn by weight, or by the bandit with its price."""
 
-    model: str
-    weight: float = Field(1.0, ge=0)  # relative share of requests when the bandit is off
-    price: float = Field(1.0, gt=0)  # relative cost per token (the bandit's reward is gain per cost)
+    model: str = Field(description="a litellm model string, as [llm] model")
+    weight: float = Field(1.0, ge=0, description="relative share of requests when the bandit is off")
+    price: float = Field(1.0, gt=0, description="relative cost per token (the bandit's reward is gain per cost)")
 
 
 class LLMConfig(Section):
     """Which model writes the code and how it is called (any litellm model string)."""
 
-    model: str = "synth/components"
-    api_base: str | None = None
-    temperature: float = Field(0.8, ge=0, le=2, strict=True)
-    max_tokens: int = Field(4096, gt=0, strict=True)  # per reply
-    timeout: float = Field(120.0, gt=0, strict=True)  # seconds per request
-    retries: int = Field(3, ge=0, le=20, strict=True)
-    backoff: float = Field(2.0, ge=0, strict=True)  # seconds before the first retry, doubled each time
-    seed: int | None = Field(None, strict=True)
-    max_consecutive_errors: int = Field(3, ge=1, strict=True)  # unanswered requests in a row before the run stops
-    concurrency: int = Field(4, ge=1, le=64, strict=True)  # requests in flight together (1: one candidate at a time)
-    params: dict = Field(default_factory=dict)  # passed to litellm.completion as they are
+    model: str = Field("synth/components", description="any litellm model string: 'openai/gpt-4o-mini', 'anthropic/claude-...', 'ollama/llama3', 'openai/NAME' with api_base for vLLM or any OpenAI-compatible server; 'synth/components' = the offline synthesizer (not an LLM); 'local/NAME' = a local code model Tunesmith starts; 'replay/RUN_DIR' = the recorded replies of an earlier run")
+    api_base: str | None = Field(None, description="server URL for self-hosted models (vLLM, Ollama, any OpenAI-compatible server)")
+    temperature: float = Field(0.8, ge=0, le=2, strict=True, description="sampling temperature of each request")
+    max_tokens: int = Field(4096, gt=0, strict=True, description="longest reply per request, in tokens")
+    timeout: float = Field(120.0, gt=0, strict=True, description="seconds per request (900 for local/ models unless set)")
+    retries: int = Field(3, ge=0, le=20, strict=True, description="retries of a request after a rate limit (429), server error (5xx), connection error or timeout; other errors (bad key, unknown model) stop the campaign at once")
+    backoff: float = Field(2.0, ge=0, strict=True, description="seconds before the first retry, doubled each time")
+    seed: int | None = Field(None, strict=True, description="passed to providers that take one, plus the candidate number (so repeated prompts differ)")
+    max_consecutive_errors: int = Field(3, ge=1, strict=True, description="stop cleanly (resumable) after this many requests in a row got no answer even after retries; an unanswered request costs no budget")
+    concurrency: int = Field(4, ge=1, le=64, strict=True, description="requests in flight together (1 for local/ models unless set); the run is the same at any value; 1 = one candidate at a time")
+    params: dict = Field(default_factory=dict, description="extra keyword arguments for litellm.completion, passed as they are (never API keys)")
     caps: LLMCaps = Field(default_factory=LLMCaps)
     local: LocalLLMConfig = Field(default_factory=LocalLLMConfig)
-    models: list[ModelChoice] = Field(default_factory=list)  # several models; empty: `model` alone
+    models: list[ModelChoice] = Field(default_factory=list, description="several models ([[llm.models]] tables: model, weight, price), drawn by weight or by the bandit; empty: `model` alone")
 
     @model_validator(mode="after")
     def _local_timeout(self):
@@ -132,12 +132,12 @@ class LLMConfig(Section):
 class Operators(Section):
     """Relative weights of the variation operators (need not sum to 1)."""
 
-    new: float = Field(0.2, ge=0, strict=True)
-    refine: float = Field(0.5, ge=0, strict=True)
-    simplify: float = Field(0.15, ge=0, strict=True)
-    fix: float = Field(0.15, ge=0, strict=True)
+    new: float = Field(0.2, ge=0, strict=True, description="weight of 'new': a fresh algorithm, different from the existing ones listed")
+    refine: float = Field(0.5, ge=0, strict=True, description="weight of 'refine': improve a working parent")
+    simplify: float = Field(0.15, ge=0, strict=True, description="weight of 'simplify': a plainer version of a working parent")
+    fix: float = Field(0.15, ge=0, strict=True, description="weight of 'fix': repair the latest failed candidate with code, its error fed back (a failed fix is fixed at most twice)")
     # combines two working parents; 0 until a measurement shows it pays (benchmarks/edits_crossover.py)
-    crossover: float = Field(0.0, ge=0, strict=True)
+    crossover: float = Field(0.0, ge=0, strict=True, description="weight of 'crossover': combine two different working parents (0 = off)")
 
     @model_validator(mode="after")
     def _some_weight(self):
@@ -149,40 +149,40 @@ class Operators(Section):
 class NichesConfig(Section):
     """Islands with migration and a MAP-Elites grid over behaviour (generator.campaign.niches)."""
 
-    islands: int = Field(1, ge=1, le=64, strict=True)  # populations evolving apart (1: one population)
-    migration_interval: int = Field(3, ge=1, strict=True)  # generations between migrations (ring)
-    map_elites: bool = Field(False, strict=True)  # parents drawn uniformly over behaviour cells
-    bins: int = Field(3, ge=2, le=10, strict=True)  # cells per behaviour descriptor
+    islands: int = Field(1, ge=1, le=64, strict=True, description="populations evolving apart (1: one population)")
+    migration_interval: int = Field(3, ge=1, strict=True, description="generations between migrations (ring)")
+    map_elites: bool = Field(False, strict=True, description="parents drawn uniformly over behaviour cells")
+    bins: int = Field(3, ge=2, le=10, strict=True, description="cells per behaviour descriptor")
 
 
 class BanditConfig(Section):
     """Operators (and [llm] models) chosen by a discounted UCB bandit (generator.campaign.bandit)."""
 
-    enabled: bool = Field(False, strict=True)  # off: operators drawn by weight, models by weight
-    discount: float = Field(0.9, gt=0, le=1)  # per candidate: how fast old rewards fade
-    exploration: float = Field(0.5, ge=0)  # weight of the upper-confidence term (rewards are in [0, 1])
+    enabled: bool = Field(False, strict=True, description="off: operators drawn by weight, models by weight")
+    discount: float = Field(0.9, gt=0, le=1, description="per candidate: how fast old rewards fade")
+    exploration: float = Field(0.5, ge=0, description="weight of the upper-confidence term (rewards are in [0, 1])")
 
 
 class EvolutionConfig(Section):
     """The evolutionary loop: population sizes, selection, operators, budget in candidates."""
 
-    strategy: Literal["mu+lambda", "mu,lambda"] = "mu+lambda"
-    n_parents: int = Field(4, ge=1, strict=True)  # mu: survivors per generation (and size of generation 0)
-    n_offspring: int = Field(12, ge=1, strict=True)  # lambda: candidates generated per generation
-    budget: int = Field(100, ge=1, strict=True)  # generated candidates in total, failures and duplicates included
-    selection: Literal["tournament", "roulette", "best"] = "tournament"
-    tournament_size: int = Field(2, ge=1, strict=True)
-    seed: int = Field(1, strict=True)
+    strategy: Literal["mu+lambda", "mu,lambda"] = Field("mu+lambda", description="'mu+lambda' (parents compete with offspring) or 'mu,lambda' (parents die each generation; the best parents fill in only if too few offspring work)")
+    n_parents: int = Field(4, ge=1, strict=True, description="mu: survivors per generation, and the size of generation 0 (all 'new')")
+    n_offspring: int = Field(12, ge=1, strict=True, description="lambda: candidates generated per generation")
+    budget: int = Field(100, ge=1, strict=True, description="generated candidates in total, failures and duplicates included (at most 100000)")
+    selection: Literal["tournament", "roulette", "best"] = Field("tournament", description="parent selection: 'tournament', 'roulette' (score-proportional) or 'best'")
+    tournament_size: int = Field(2, ge=1, strict=True, description="candidates per tournament")
+    seed: int = Field(1, strict=True, description="the loop's random choices; with the same replies a run repeats exactly")
     # "generation": a generation's offspring are all planned before any is asked for, so they can be
     # in flight together; "serial": each is planned after the one before it was made (runs made
     # before Tunesmith 0.2 continue this way; a failure can then be fixed within its generation)
-    planning: Literal["generation", "serial"] = "generation"
+    planning: Literal["generation", "serial"] = Field("generation", description="'generation': a generation's offspring are all drawn before any is asked for, so they can be in flight together; 'serial': each is drawn after the one before it was made")
     operators: Operators = Field(default_factory=Operators)
     # "diff": refine, simplify and fix are answered as SEARCH/REPLACE blocks on the parent's code
     # (asked again for full code when a block does not apply); "full": complete code every time
-    edit: Literal["full", "diff"] = "full"
-    niches: NichesConfig = Field(default_factory=NichesConfig)
-    bandit: BanditConfig = Field(default_factory=BanditConfig)
+    edit: Literal["full", "diff"] = Field("full", description="'full': complete code every time; 'diff': refine, simplify and fix are answered as SEARCH/REPLACE blocks on Parent 1's code (asked again for full code when a block does not apply)")
+    niches: NichesConfig = Field(default_factory=NichesConfig, description="islands with migration and a MAP-Elites grid over measured behaviour (off by default: it did not pay, docs/explanation/search.md)")
+    bandit: BanditConfig = Field(default_factory=BanditConfig, description="operators and [[llm.models]] chosen by a discounted UCB bandit (off by default: it did not pay)")
 
     @field_validator("budget")
     @classmethod
@@ -225,10 +225,10 @@ class TasksConfig(Section):
     """Training and test tasks. Each entry: 'hub:APP/GPU' (or 'hub:APP'), a cache file, a hub
     directory, or 'problem:NAME'."""
 
-    hub: str | None = None  # benchmark-hub directory; env TUNESMITH_BENCHMARK_HUB overrides
-    train: list[str] = Field(min_length=1)
-    test: list[str] = Field(default_factory=list)
-    max_fevals: int | None = Field(None, ge=1, strict=True)  # optional cap on unique evaluations per run
+    hub: str | None = Field(None, description="benchmark-hub directory for hub: entries (default ../shared/data/benchmark_hub); the environment variable TUNESMITH_BENCHMARK_HUB overrides it")
+    train: list[str] = Field(min_length=1, description="training tasks: hub:APP/GPU, hub:APP, problem:NAME[/GPU], live:NAME[,fevals=N][,seconds=S], a Kernel Tuner cache file, a problem.toml or a benchmark-hub directory")
+    test: list[str] = Field(default_factory=list, description="held-out tasks, never used in evolution or tuning; scored after HPO and in exports")
+    max_fevals: int | None = Field(None, ge=1, strict=True, description="optional cap on unique evaluations per run")
 
     def hub_dir(self) -> Path:
         """Where hub: entries are looked up (environment first, then this file, then the default)."""
@@ -238,15 +238,15 @@ class TasksConfig(Section):
 class EvaluationConfig(Section):
     """How candidates are run: repeats per task, time limit, parallel workers, executor."""
 
-    repeats: int = Field(10, ge=1, strict=True)
-    timeout: float = Field(60.0, gt=0, strict=True)  # wall-clock seconds of one run (one repeat on one task)
-    workers: int = Field(1, ge=1, strict=True)
-    executor: str = "local"
-    worker_wait: float = Field(300.0, gt=0)  # Dask: seconds to wait for a worker before stopping (resumable)
-    seed: int | None = Field(None, strict=True)  # default: evolution.seed (all candidates see the same random streams)
+    repeats: int = Field(10, ge=1, strict=True, description="runs per task and candidate")
+    timeout: float = Field(60.0, gt=0, strict=True, description="wall-clock seconds of one run (one repeat on one task); a run that evaluated nothing by then fails as timeout")
+    workers: int = Field(1, ge=1, strict=True, description="parallel sandbox processes (or Dask workers for dask-local)")
+    executor: str = Field("local", description="where evaluations run: 'local', 'dask-local' or 'dask://HOST:PORT' (a running Dask scheduler)")
+    worker_wait: float = Field(300.0, gt=0, description="Dask: seconds to wait for a worker before stopping (resumable)")
+    seed: int | None = Field(None, strict=True, description="the runs' random streams (default: evolution.seed), the same for every candidate")
     # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
     # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
-    aggregate: Literal["mean", "median", "iqm"] = "iqm"
+    aggregate: Literal["mean", "median", "iqm"] = Field("iqm", description="how a candidate's fitness combines its per-task P: 'iqm' (interquartile mean; the mean below 4 tasks), 'mean' or 'median'")
 
     @field_validator("executor")
     @classmethod
@@ -260,10 +260,10 @@ class EvaluationConfig(Section):
 class PromptsConfig(Section):
     """What goes into the prompts."""
 
-    template_dir: str | None = None  # a directory with *.j2 files that replace the built-in ones
-    include_statistics: bool = Field(True, strict=True)
-    include_application_info: bool = Field(True, strict=True)
-    max_existing: int = Field(8, ge=0, strict=True)  # 'new' lists this many existing algorithms to differ from
+    template_dir: str | None = Field(None, description="a folder of *.j2 files that replace the built-in templates in prompts/ of the same name")
+    include_statistics: bool = Field(True, strict=True, description="put the search-space statistics into the prompt")
+    include_application_info: bool = Field(True, strict=True, description="put the kernel's specification into the prompt")
+    max_existing: int = Field(8, ge=0, strict=True, description="'new' lists this many existing algorithms to differ from")
 
 
 class NoveltyConfig(Section):
@@ -272,48 +272,48 @@ class NoveltyConfig(Section):
     # what counts as a copy, recorded as a duplicate and not evaluated: the same program up to the names
     # it chooses itself, docstrings, comments and layout ("structure"; constants and strings count), or
     # only up to comments and layout
-    copies: Literal["structure", "layout"] = "structure"
+    copies: Literal["structure", "layout"] = Field("structure", description="what counts as a copy, recorded as a duplicate and not evaluated: 'structure' (the same program up to the names it chooses itself, docstrings, comments and layout; constants and strings count) or 'layout' (only up to comments and layout)")
     # a candidate more similar than this to an archived one is asked for once more, with the prompt
     # saying what it copied (similarity of normalised code, 0..1; 1.0 never asks again). 0.97: above
     # the 0.93-0.97 of the synthesizer's one-component refinements; a one-token edit of a 150-token
     # class scores about 0.95 (README "Near-copies")
-    max_similarity: float = Field(0.97, ge=0, le=1)
+    max_similarity: float = Field(0.97, ge=0, le=1, description="a reply more similar than this (normalised code, 0..1) to an archived candidate is asked for once more, the prompt saying what it copied; 1.0 never asks again")
 
 
 class OutputConfig(Section):
-    run_dir: str = "results/run"
+    run_dir: str = Field("results/run", description="the run directory (relative: to the current directory)")
 
 
 class HpoConfig(Section):
     """Optuna tuning of the best candidates' hyperparameters after the campaign (`tunesmith hpo`)."""
 
-    enabled: bool = Field(False, strict=True)  # run it as the campaign's last stage
-    top_k: int = Field(1, ge=1, strict=True)  # candidates to tune, best first
-    trials: int = Field(30, ge=1, strict=True)  # Optuna trials per candidate (the defaults are the first)
-    repeats: int = Field(3, ge=1, strict=True)  # runs per training task in each trial
-    report_repeats: int | None = Field(None, ge=1, strict=True)  # runs per task of the before/after scores; default max(10, 2*repeats)
-    storage: str | None = None  # Optuna storage URL; default sqlite:///RUN_DIR/hpo.db
-    seed: int = Field(0, strict=True)
-    heartbeat: float = Field(30.0, gt=0)  # seconds between trial heartbeats (RDB storages); 4 missed: trial retried
+    enabled: bool = Field(False, strict=True, description="run Optuna tuning as the campaign's last stage")
+    top_k: int = Field(1, ge=1, strict=True, description="candidates to tune, best first")
+    trials: int = Field(30, ge=1, strict=True, description="Optuna trials per candidate (the declared defaults are the first)")
+    repeats: int = Field(3, ge=1, strict=True, description="runs per training task in each trial")
+    report_repeats: int | None = Field(None, ge=1, strict=True, description="runs per task when the defaults and the tuned values are scored again on train and test (default max(10, 2 x repeats))")
+    storage: str | None = Field(None, description="Optuna storage URL (postgresql://..., mysql://..., journal:PATH); default sqlite:///RUN_DIR/hpo.db")
+    seed: int = Field(0, strict=True, description="seed of the TPE sampler")
+    heartbeat: float = Field(30.0, gt=0, description="seconds between trial heartbeats on RDB storages; after 4 missed beats a trial is failed and run again")
 
 
 class GuidedConfig(Section):
     """LLM-guided tuning (`llm_guided`): the LLM proposes configurations in rounds; also the seeding stage."""
 
-    batch: int = Field(10, ge=1, le=200, strict=True)  # configurations asked for per round
-    max_rounds: int = Field(25, ge=1, strict=True)  # LLM calls per run at most
-    patience: int = Field(4, ge=1, strict=True)  # stop after this many rounds in a row without a better result
-    show_best: int = Field(15, ge=1, strict=True)  # best configurations shown with their results
-    show_failed: int = Field(20, ge=0, strict=True)  # failed configurations and invalid proposals shown with the reason
-    show_evaluated: int = Field(200, ge=0, strict=True)  # other evaluated configurations listed (values only)
-    seed_rounds: int = Field(0, ge=0, strict=True)  # campaigns: rounds of proposals every candidate starts from (0 = off)
+    batch: int = Field(10, ge=1, le=200, strict=True, description="configurations asked for per round")
+    max_rounds: int = Field(25, ge=1, strict=True, description="LLM calls per run at most")
+    patience: int = Field(4, ge=1, strict=True, description="stop after this many rounds in a row without a better result")
+    show_best: int = Field(15, ge=1, strict=True, description="best configurations shown with their results")
+    show_failed: int = Field(20, ge=0, strict=True, description="failed configurations and refused proposals shown with the reason")
+    show_evaluated: int = Field(200, ge=0, strict=True, description="other evaluated configurations listed (values only)")
+    seed_rounds: int = Field(0, ge=0, strict=True, description="campaigns: rounds of LLM proposals every candidate's runs start from (0 = off)")
 
 
 class CampaignConfig(Section):
     """A whole campaign file."""
 
-    name: str = "campaign"
-    description: str = ""
+    name: str = Field("campaign", description="shown in status and reports")
+    description: str = Field("", description="shown in status and reports")
     llm: LLMConfig = Field(default_factory=LLMConfig)
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     tasks: TasksConfig

@@ -1,5 +1,5 @@
-"""The README cannot go stale silently (issue 24, item 18): every repository path, module path and
-`tunesmith` subcommand it names exists."""
+"""The README and the docs cannot go stale silently (issue 24, item 18; issue 30): every repository
+path, module path and `tunesmith` subcommand they name exists."""
 
 from __future__ import annotations
 
@@ -11,28 +11,32 @@ from generator.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The docs pages (docs/**/*.md, not the build output) are held to the same rule as the README.
+DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if not {"_build", "_generated"} & set(p.parts))
+TEXT = "\n".join([README] + [p.read_text(encoding="utf-8") for p in DOC_PAGES])
 TOP = sorted(p.name for p in ROOT.iterdir() if p.name not in ("results", ".git") and not p.name.endswith("egg-info"))
 # Files the README's own examples make or stand for: the export's output, a user's campaign file.
-EXAMPLES = {"generated_algorithms/my_optimizer.py", "campaigns/mine.toml", "campaigns/x.toml"}
+EXAMPLES = {"generated_algorithms/my_optimizer.py", "campaigns/mine.toml", "campaigns/x.toml",
+            "campaigns/openai.toml", "results/quickstart", "results/openai"}
 PLACEHOLDER = re.compile(r"[A-Z]{2,}|<|\.\.\.|\{")  # RUN_DIR, NAME, <id>, {1.5b,...}
 
 
 def repository_paths() -> set[str]:
     """Every `TOP/...` word in the README (prose, code, links) that names a file or folder of the repository."""
     tops = "|".join(re.escape(t) for t in TOP)
-    words = re.findall(rf"(?<![\w/.~-])(?:{tops})/[\w./*<>{{}}-]*", README)
+    words = re.findall(rf"(?<![\w/.~-])(?:{tops})/[\w./*<>{{}}-]*", TEXT)
     return {w.rstrip(".,;:)") for w in words if not PLACEHOLDER.search(w)} - EXAMPLES
 
 
 def module_paths() -> set[str]:
     """Dotted names under `generator` (modules, or a module's attribute)."""
-    return {w for w in re.findall(r"(?<![\w/.])generator(?:\.\w+)+", README) if not w.endswith((".py", ".toml"))}
+    return {w for w in re.findall(r"(?<![\w/.])generator(?:\.\w+)+", TEXT) if not w.endswith((".py", ".toml"))}
 
 
 def subcommands() -> set[str]:
     """`tunesmith WORD` anywhere in the README (inline code and command blocks)."""
     # a command: at the start of an indented command line, or of an inline code span
-    return set(re.findall(r"(?:^ {4}|`|\$ )tunesmith ([a-z][a-z-]*)\b", README, re.M))
+    return set(re.findall(r"(?:^ {4}|`|\$ )tunesmith ([a-z][a-z-]*)\b", TEXT, re.M))
 
 
 def test_every_repository_path_the_readme_names_exists():
