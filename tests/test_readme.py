@@ -17,7 +17,8 @@ TEXT = "\n".join([README] + [p.read_text(encoding="utf-8") for p in DOC_PAGES])
 TOP = sorted(p.name for p in ROOT.iterdir() if p.name not in ("results", ".git") and not p.name.endswith("egg-info"))
 # Files the README's own examples make or stand for: the export's output, a user's campaign file.
 EXAMPLES = {"generated_algorithms/my_optimizer.py", "campaigns/mine.toml", "campaigns/x.toml",
-            "campaigns/openai.toml", "results/quickstart", "results/openai"}
+            "campaigns/openai.toml", "results/quickstart", "results/openai",
+            "docs/_build/html", "docs/_build/html/index.html"}  # what the README's docs build command writes
 PLACEHOLDER = re.compile(r"[A-Z]{2,}|<|\.\.\.|\{")  # RUN_DIR, NAME, <id>, {1.5b,...}
 
 
