@@ -193,6 +193,9 @@ class TasksConfig(Section):
     hub: str | None = None  # benchmark-hub directory; env TUNESMITH_BENCHMARK_HUB overrides
     train: list[str] = Field(min_length=1)
     test: list[str] = Field(default_factory=list)
+    # used only for the final choice of winners (generator.campaign.final_choice), never by selection
+    validation: list[str] = Field(default_factory=list)
+    finalists: int = Field(5, ge=1, strict=True)  # best candidates (by training P) scored on validation
     max_fevals: int | None = Field(None, ge=1, strict=True)  # optional cap on unique evaluations per run
 
     def hub_dir(self) -> Path:
