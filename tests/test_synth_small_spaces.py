@@ -65,7 +65,7 @@ def test_design_fills_the_space_better_than_random_samples(conv_task):
         space.seed(s)
         ref.design = [tuple(c) for c in space.get_random_sample(20)]
         randoms.append(spread(ref))
-    assert np.mean(designed) > 1.3 * np.mean(randoms), (designed, randoms)
+    assert np.mean(designed) > 1.1 * np.mean(randoms), (designed, randoms)
 
 
 def _with_model(opt, configs, values, spent=0.0):
@@ -111,17 +111,17 @@ def test_switching_follows_what_improved_and_explores_when_stalled():
     assert np.mean([opt.explore_now(0) for _ in range(2000)]) > 0.8  # old successes fade
 
 
-@pytest.mark.parametrize("stats, favoured", [
-    (Profile(budget=40, fdc=0.3), [("init", "design"), ("screening", "lcb"), ("jump", "adaptive")]),
-    (Profile(budget=2000, fdc=-0.3, optima=0.01), [("jump", "adaptive")]),
+@pytest.mark.parametrize("stats, favoured, strongest", [
+    (Profile(budget=40, fdc=0.3), [("screening", "lcb"), ("jump", "adaptive")], False),
+    (Profile(budget=2000, fdc=-0.3, optima=0.01), [("init", "design"), ("jump", "adaptive")], True),
 ])
-def test_small_budgets_and_rugged_spaces_favour_the_new_parts(stats, favoured):
+def test_small_budgets_and_rugged_spaces_favour_the_new_parts(stats, favoured, strongest):
     from generator.llm.synth.profile import BASE
 
     for slot, option in favoured:
         w = stats.weights(slot)
         assert w[option] > BASE[slot][option], (slot, w)  # a rule fired for it
-        if slot != "screening":  # knn screening stays as likely as lcb: both are model-based
+        if strongest:  # rugged spaces: the design and switching are the likeliest choice of their slot
             assert w[option] == max(w.values()), (slot, w)
     comp, why = stats.draw(random.Random(0))
     assert comp.slots and why  # a design comes with its reasons

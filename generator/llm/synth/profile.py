@@ -79,17 +79,15 @@ class Profile:
         b = _fmt(self.budget) if self.budget is not None else ""
         if self.tiny_budget:
             out += [("scheme", "trajectory", 2.0, f"budget_fevals {b}: too few evaluations for generations of a population"),
-                    ("jump", "adaptive", 2.0, f"budget_fevals {b}: no evaluations to spend on a fixed exploration "
+                    ("jump", "adaptive", 1.3, f"budget_fevals {b}: no evaluations to spend on a fixed exploration "
                                               "rate; explore only while exploring pays"),
                     ("acceptance", "greedy", 1.5, f"budget_fevals {b}: no evaluations to spare on worse moves")]
         if self.small_budget:
             out += [("init", "spread", 2.0, f"budget_fevals {b}: the first samples decide much of the score, so the "
                                             "initial sample is spread over every parameter's range"),
-                    ("init", "design", 2.5, f"budget_fevals {b}: a space-filling design over the valid "
-                                            "configurations, sized by the budget, gives the model its best start"),
                     ("screening", "knn", 2.0, f"budget_fevals {b}: a nearest-neighbour model spends the few "
                                               "evaluations on the most promising neighbours"),
-                    ("screening", "lcb", 2.0, f"budget_fevals {b}: a surrogate with a confidence bound spends the "
+                    ("screening", "lcb", 1.5, f"budget_fevals {b}: a surrogate with a confidence bound spends the "
                                               "few evaluations on promising or unexplored configurations"),
                     ("brood", "screened", 2.0, f"budget_fevals {b}: a nearest-neighbour model picks the most "
                                                "promising of several children, so fewer evaluations are wasted")]
@@ -105,8 +103,10 @@ class Profile:
                     ("acceptance", "late", 1.5, why + "; late acceptance leaves local optima"),
                     ("restart", "random", 1.5, why + "; random restarts sample new basins"),
                     ("jump", "random", 1.5, why + "; random jumps sample new basins"),
-                    ("jump", "adaptive", 2.0, why + "; switching to exploration when local search stalls leaves "
+                    ("jump", "adaptive", 1.5, why + "; switching to exploration when local search stalls leaves "
                                                    "a basin at the right time"),
+                    ("init", "design", 2.0, why + "; a maximin design sized by the budget samples many basins "
+                                                 "before descending (benchmarks/results/small_spaces.json)"),
                     ("neighbourhood", "Hamming", 1.5, why + "; Hamming moves cross a parameter's whole range")]
         if self.structured:
             why = f"fdc {_fmt(self.fdc)}: good configurations cluster around the optimum"
@@ -141,7 +141,7 @@ class Profile:
         if b is None:
             return DEFAULT_HP[name]
         if name == "init_share":  # a share itself: the fewer evaluations, the more of them the design takes
-            return 0.25 if self.tiny_budget else 0.15 if self.small_budget else 0.05
+            return 0.1 if self.tiny_budget else 0.08 if self.small_budget else 0.04
         share, low, high = BUDGET_SCALED.get(name, (None, None, None))
         if share is None:
             return DEFAULT_HP[name]

@@ -5,7 +5,9 @@ decide most of P; on rugged spaces (convolution-like: many local optima, low fit
 correlation) a fixed jump rate either wastes evaluations or never leaves a basin. Three parts, in
 the conventions of `components.py` (methods at class level, optional scheme lines by tag):
 
-- init "design": a space-filling (maximin) design over *valid* configurations whose size follows
+- init "design": a space-filling design (the best of several Latin hypercubes by maximin distance,
+  repaired to *valid* configurations; plain farthest-point sampling picks the extremes of every
+  parameter, which are mostly poor kernels) whose size follows
   the budget the run actually has (estimated from the share of the budget the first evaluation
   cost), instead of a fixed `init_size`;
 - screening "lcb": a k-nearest-neighbour surrogate ranks the options and a lower confidence bound
@@ -23,26 +25,36 @@ from generator.llm.synth.components import Component
 INITS = {c.name: c for c in (
     Component("init", "design", "budget-sized space-filling initial design", '''
 def initial_configs(self, n):
-    """Initialisation: a maximin design over valid configurations, init_share of the evaluations the budget
-    allows (estimated from what the first evaluation cost), at least n."""
+    """Initialisation: a maximin Latin hypercube repaired to valid configurations, init_share of the evaluations
+    the budget allows (estimated from what the first evaluation cost), at least n."""
     first = self.random_unvisited(1)[0]
     self.evaluate(first)
     spent = self.spent()
     total = len(self.cache) / spent if spent > 0 else float(self.budget)  # evaluations this run can afford
     size = int(max(n, min(self.init_share * total, 0.5 * total)))
-    try:
-        pool = [first] + self.random_unvisited(max(64, 8 * size))
-    except StopIteration:  # nothing else left: the design is the one point
-        return [first]
     scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=float)
-    x = np.asarray([self.indices(c) for c in pool], dtype=float) / scale
-    chosen = [0]
-    nearest = np.abs(x - x[0]).sum(axis=1)  # distance of each pool point to the design so far
-    while len(chosen) < min(size, len(pool)):
-        far = int(np.argmax(nearest))  # the point farthest from every chosen one fills the biggest hole
-        chosen.append(far)
-        nearest = np.minimum(nearest, np.abs(x - x[far]).sum(axis=1))
-    return [pool[i] for i in chosen]
+    best, best_gap = [first], -1.0
+    for _ in range(8):  # several Latin hypercubes; keep the one whose closest pair is farthest apart (maximin)
+        design = [first]
+        columns = []
+        for vals in self.values:  # one stratum per point: every part of each parameter's range is sampled
+            strata = ((np.arange(size) + self.rng.random(size)) / size * len(vals)).astype(int)
+            columns.append(self.rng.permutation(np.minimum(strata, len(vals) - 1)))
+        try:
+            for row in list(zip(*columns))[: size - 1]:
+                config = self.repair(self.config_at(row))
+                if config not in design:
+                    design.append(config)
+            # repairs that met: fill up with random valid configurations, so the design keeps its size
+            design += [c for c in self.random_unvisited(size - len(design)) if c not in design][: size - len(design)]
+        except StopIteration:  # (nearly) every configuration is visited: keep what was found
+            pass
+        x = np.asarray([self.indices(c) for c in design], dtype=float) / scale
+        d = np.abs(x[:, None, :] - x[None, :, :]).sum(axis=2) + np.eye(len(design)) * 1e9
+        gap = float(d.min()) if len(design) > 1 else 0.0
+        if len(design) > len(best) or (len(design) == len(best) and gap > best_gap):
+            best, best_gap = design, gap
+    return best
 ''', ("init_share",)),
 )}
 
