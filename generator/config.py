@@ -376,7 +376,7 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
 LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean", "evolution.edit": "full",
-                 "evolution.operators.crossover": 0.0}
+                 "evolution.operators.crossover": 0.0, "tasks.validation": [], "tasks.finalists": 5}
 
 
 def with_legacy_values(data: dict) -> dict:

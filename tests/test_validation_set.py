@@ -71,3 +71,15 @@ def test_a_task_in_two_sets_is_refused_before_anything_is_written(server, make_c
                                           "belongs to one set"):
         run_campaign(cfg, progress=False, evaluate=Recorder())
     assert not (cfg.parent / "both").exists()
+
+
+def test_a_run_made_before_validation_existed_still_continues(server, make_config):  # noqa: F811
+    cfg = make_config(server, "old", budget=3)
+    run_campaign(cfg, progress=False, evaluate=Recorder())
+    stored = cfg.parent / "old" / "config.json"
+    doc = json.loads(stored.read_text())
+    del doc["tasks"]["validation"], doc["tasks"]["finalists"]  # as an earlier Tunesmith wrote it
+    stored.write_text(json.dumps(doc))
+    cfg.write_text(cfg.read_text().replace("budget = 3", "budget = 4"))
+    summary = run_campaign(cfg, progress=False, evaluate=Recorder())  # no "different settings" refusal
+    assert summary.candidates == 4 and summary.validation is None
