@@ -22,6 +22,7 @@ def test_each_fold_chooses_on_the_other_spaces_and_scores_on_the_left_out_one():
     assert s["folds"] == 4 and s["mean_gap"] == pytest.approx((1.4 + 0 + 0 + 0) / 4)
     assert s["mean_held_out"] == pytest.approx((-0.5 + 0.6 * 3) / 4)
     assert s["mean_regret"] == pytest.approx((0.3 * 3 + 1.1) / 4)
+    assert s["median_gap"] == 0.0 and s["median_held_out"] == pytest.approx(0.6)
 
 
 def test_a_candidate_that_failed_on_a_space_is_never_chosen_for_it_and_scores_are_paired():

@@ -44,7 +44,9 @@ class LeaveOneOut:
         regret = np.array([f.best_held_out_p - f.held_out_p for f in self.folds])
         return {"folds": len(self.folds), "mean_gap": _mean(gaps), "gap_se": _se(gaps),
                 "mean_train": _mean([f.train for f in self.folds]), "mean_held_out": _mean(held),
-                "held_out_se": _se(held), "mean_regret": _mean(regret), "regret_se": _se(regret)}
+                "held_out_se": _se(held), "mean_regret": _mean(regret), "regret_se": _se(regret),
+                # robust to a fold where P is noise (a space with a budget of a handful of evaluations)
+                "median_gap": float(np.median(gaps)), "median_held_out": float(np.median(held))}
 
     def to_dict(self) -> dict:
         return {"summary": self.summary(),
