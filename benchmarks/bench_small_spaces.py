@@ -2,7 +2,7 @@
 and Kernel Tuner's strategies, at the methodology's budget, P ± standard error.
 
     python benchmarks/bench_small_spaces.py [--repeats 30] [--seed 0] [--workers 2] \
-        [--json benchmarks/results/small_spaces.json]
+        [--json benchmarks/results/small_spaces.json] [--space ENTRY ...] [--kernel-tuner a,b]
 
 Spaces: the problems with a few dozen evaluations or fewer (reduction, transpose, nbody, conv2d) and
 the rugged convolution spaces (convolution_milo MI250X: fdc -0.36, 42 evaluations; A4000: fdc -0.02).
@@ -65,9 +65,12 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "small_spaces.json"))
+    p.add_argument("--space", action="append", help="task entries instead of the default spaces (repeatable)")
+    p.add_argument("--kernel-tuner", default=",".join(KERNEL_TUNER), help="comma-separated Kernel Tuner strategies")
     args = p.parse_args(argv)
     hub = os.environ.get("TUNESMITH_BENCHMARK_HUB") or str(ROOT.parent / "shared" / "data" / "benchmark_hub")
-    tasks = load_task_set(SPACES, TasksConfig(hub=hub, train=SPACES[:1]))
+    spaces = args.space or SPACES
+    tasks = load_task_set(spaces, TasksConfig(hub=hub, train=spaces[:1]))
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         specs, labels = [], {}
@@ -77,7 +80,7 @@ def main(argv=None) -> int:
             path.write_text(source)
             specs.append(parse_strategy(str(path)))
             labels[specs[-1].label] = label
-        specs += [parse_strategy(s) for s in KERNEL_TUNER]
+        specs += [parse_strategy(s) for s in args.kernel_tuner.split(",") if s]
         specs += [parse_strategy(str(ROOT / "generated_algorithms" / f"{m}.py")) for m in SHIPPED]
         results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers, progress=True)
     rows = {}
