@@ -56,6 +56,10 @@ def test_validation_tasks_choose_the_winner_and_selection_never_sees_them(server
     from generator.export.exporter import choose_candidate
 
     assert choose_candidate(Archive.open(run), {}).id == choice["winner"]
+    from generator.review.report import build_report
+
+    html = build_report(run).html.read_text()
+    assert "final choice on 1 validation task(s)" in html and f"winner (best validation P): {choice['winner']}" in html
     # resume of a finished run reuses the recorded choice: no validation runs again
     before = len(rec.calls)
     resume(run, progress=False, evaluate=rec)
