@@ -32,8 +32,8 @@ class Recorder:
 
 def test_validation_tasks_choose_the_winner_and_selection_never_sees_them(server, make_config, capsys):  # noqa: F811
     cfg = make_config(server, "val", budget=8, extra="")
-    text = cfg.read_text().replace(f'train = ["hub:{TRAIN}"]', f'train = ["hub:{TRAIN}"]\nvalidation = ["hub:{VALID}"]\n'
-                                   "finalists = 3")
+    sets = f'train = ["hub:{TRAIN}"]\nvalidation = ["hub:{VALID}"]\nfinalists = 3'
+    text = cfg.read_text().replace(f'train = ["hub:{TRAIN}"]', sets)
     cfg.write_text(text)
     rec = Recorder()
     summary = run_campaign(cfg, progress=False, evaluate=rec)
