@@ -194,8 +194,11 @@ class TasksConfig(Section):
     train: list[str] = Field(min_length=1)
     test: list[str] = Field(default_factory=list)
     # used only for the final choice of winners (generator.campaign.final_choice), never by selection
-    validation: list[str] = Field(default_factory=list)
-    finalists: int = Field(5, ge=1, strict=True)  # best candidates (by training P) scored on validation
+    validation: list[str] = Field(default_factory=list, description="validation tasks (same forms as train), "
+                                  "used only for the final choice of winners after evolution and HPO, never by "
+                                  "selection; a task may be in one set only")
+    finalists: int = Field(5, ge=1, strict=True, description="how many of the best candidates by training P (plus "
+                           "every tuned one) are scored on the validation tasks to choose the winner")
     max_fevals: int | None = Field(None, ge=1, strict=True)  # optional cap on unique evaluations per run
 
     def hub_dir(self) -> Path:
