@@ -228,6 +228,11 @@ class TasksConfig(Section):
     hub: str | None = Field(None, description="benchmark-hub directory for hub: entries (default ../shared/data/benchmark_hub); the environment variable TUNESMITH_BENCHMARK_HUB overrides it")
     train: list[str] = Field(min_length=1, description="training tasks: hub:APP/GPU, hub:APP, problem:NAME[/GPU], live:NAME[,fevals=N][,seconds=S], a Kernel Tuner cache file, a problem.toml or a benchmark-hub directory")
     test: list[str] = Field(default_factory=list, description="held-out tasks, never used in evolution or tuning; scored after HPO and in exports")
+    validation: list[str] = Field(default_factory=list, description="validation tasks (same forms as train), "
+                                  "used only for the final choice of winners after evolution and HPO, never by "
+                                  "selection; a task may be in one set only")
+    finalists: int = Field(5, ge=1, strict=True, description="how many of the best candidates by training P (plus "
+                           "every tuned one) are scored on the validation tasks to choose the winner")
     max_fevals: int | None = Field(None, ge=1, strict=True, description="optional cap on unique evaluations per run")
 
     def hub_dir(self) -> Path:
@@ -411,7 +416,8 @@ LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean",
                  "evolution.operators.crossover": 0.0, "evolution.niches.islands": 1,
                  "evolution.niches.migration_interval": 3, "evolution.niches.map_elites": False,
                  "evolution.niches.bins": 3, "evolution.bandit.enabled": False, "evolution.bandit.discount": 0.9,
-                 "evolution.bandit.exploration": 0.5, "llm.models": []}
+                 "evolution.bandit.exploration": 0.5, "llm.models": [],
+                 "tasks.validation": [], "tasks.finalists": 5}
 
 
 def with_legacy_values(data: dict) -> dict:

@@ -24,16 +24,18 @@ def _checker():
 def test_every_duplicate_earns_the_score_it_inherited(tmp_path):
     from generator.campaign.loop import run_campaign
 
+    # seeds under which this campaign makes copies (4 of 28 since the small-space components joined the
+    # synthesizer's options in issue 29, which changed what seed 1 draws: it made none)
     cfg = tmp_path / "small.toml"
     cfg.write_text(f'''name = "small"
 [llm]
 model = "synth/components"
-seed = 1
+seed = 5
 [evolution]
 n_parents = 4
 n_offspring = 12
 budget = 28
-seed = 1
+seed = 5
 [evolution.operators]
 new = 0.2
 refine = 0.5

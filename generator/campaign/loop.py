@@ -268,7 +268,31 @@ class Campaign:
         self._write_status(state, reason)
         if state == "finished":
             self._hpo_stage()
+            self._validation_stage()
         return self.summary(state, reason)
+
+    def _validation_stage(self) -> None:
+        """With `[tasks] validation`: the final choice of winners, on tasks selection never saw."""
+        from generator.campaign.final_choice import choose
+
+        if not self.cfg.tasks.validation:
+            return
+        ev = self.cfg.evaluation
+        tasks = load_task_set(self.cfg.tasks.validation, self.cfg.tasks)
+
+        def evaluate(code, tasks, repeats, seed, params):
+            if self._evaluate is not None:
+                return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
+            from generator.evaluation.evaluate import evaluate_source
+
+            return aggregated(evaluate_source(code, tasks, repeats=repeats, seed=seed, timeout_s=ev.timeout,
+                                              hyperparameters=params, workers=ev.workers), ev.aggregate)
+
+        seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
+        choice = choose(self.archive, tasks, self.cfg.tasks.finalists, ev.repeats, seed, evaluate)
+        self.archive.write_status({**self.archive.status(), "best": choice.winner or self.archive.status().get("best"),
+                                   "validation": {"winner": choice.winner, "tasks": choice.tasks,
+                                                  "use": "final choice of winners only, never selection"}})
 
     def _hpo_stage(self) -> None:
         """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
@@ -294,8 +318,13 @@ class Campaign:
     def summary(self, state: str, reason: str) -> Summary:
         board = self.archive.best(10)
         best_file = self.archive.code_file(board[0]) if board else None
+        from generator.campaign.final_choice import load_choice
+
+        choice = load_choice(self.archive.run_dir) if self.cfg.tasks.validation else None
+        if choice is not None and choice.winner is not None:  # the validation winner is the best candidate
+            best_file = self.archive.code_file(self.archive.candidate(choice.winner))
         return Summary(self.archive.run_dir, state, reason, len(self.made), self.cfg.evolution.budget,
-                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model)
+                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model, choice)
 
 
 def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | None) -> Archive:

@@ -30,8 +30,9 @@ def check_campaign(cfg: CampaignConfig, keys: bool = True) -> None:
 
 
 def check_tasks(cfg: CampaignConfig) -> None:
-    """Load every train and test entry (each once per process); the first bad one is named with its place."""
-    for key in ("train", "test"):
+    """Load every train, validation and test entry (each once per process); the first bad one is named with its
+    place; a task in two sets is refused."""
+    for key in ("train", "validation", "test"):
         for i, entry in enumerate(getattr(cfg.tasks, key)):
             if entry.startswith("live:"):
                 continue  # a live task: checked when its entry was resolved (its device), measured only when used
@@ -40,8 +41,19 @@ def check_tasks(cfg: CampaignConfig) -> None:
             except TunesmithError as exc:
                 why = str(exc).removeprefix("tasks: ")
                 raise ConfigError(f"tasks.{key}[{i}] = {entry!r}: {why}") from None
-    load_task_set(cfg.tasks.train, cfg.tasks)  # names listed twice
-    load_task_set(cfg.tasks.test, cfg.tasks)
+    sets = {key: load_task_set(getattr(cfg.tasks, key), cfg.tasks) for key in ("train", "validation", "test")}
+    check_disjoint({key: [t.name for t in tasks] for key, tasks in sets.items()})  # names listed twice, too
+
+
+def check_disjoint(names: dict[str, list[str]]) -> None:
+    """Refuse a task in two of the sets: a validation or test score on a training task says nothing new."""
+    seen: dict[str, str] = {}
+    for key, tasks in names.items():
+        for name in tasks:
+            if seen.setdefault(name, key) != key:
+                raise ConfigError(f"tasks: {name!r} is in both tasks.{seen[name]} and tasks.{key}; a task belongs to "
+                                  "one set (train: evolution, validation: the final choice of winners, test: the "
+                                  "report), remove it from one")
 
 
 def check_budget_left(done: int, budget: int, flag: str) -> None:

@@ -28,6 +28,7 @@ class Summary:
     leaderboard: list[Candidate] = field(default_factory=list)
     best_file: Path | None = None
     model: str = ""
+    validation: object = None  # final_choice.FinalChoice when the run has validation tasks
 
 
 def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
@@ -61,6 +62,10 @@ def format_summary(s: Summary) -> str:
              f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
     lines += _leaderboard_lines(s.leaderboard)
     best = s.leaderboard[0] if s.leaderboard else None
+    lines += _choice_lines(s.validation)
+    winner = getattr(s.validation, "winner", None)
+    if winner is not None:  # chosen on the validation tasks, not by the training leaderboard
+        best = next((c for c in s.leaderboard if c.id == winner), None) or best
     if best is None:
         lines.append("best candidate: none")
     else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
@@ -102,7 +107,13 @@ def format_status(run_dir, k: int = 10) -> str:
     lines += edit_lines(cands)
     board = archive.best(k)
     lines += _leaderboard_lines(board, k)
-    if board:
+    from generator.campaign.final_choice import load_choice
+
+    choice = load_choice(archive.run_dir) if archive.config.get("tasks", {}).get("validation") else None
+    lines += _choice_lines(choice)
+    if choice is not None and choice.winner is not None:
+        lines.append(f"best candidate (validation winner): {archive.code_file(archive.candidate(choice.winner))}")
+    elif board:
         lines.append(f"best candidate: {archive.code_file(board[0])}")
     from generator.campaign.novelty import diversity_by_generation, format_diversity
 
@@ -158,3 +169,9 @@ def _code_or_none(archive: Archive, cand: Candidate) -> str | None:
         return archive.code(cand)
     except OSError:  # a code file lost (copied run directory): the candidate simply has no shape
         return None
+
+
+def _choice_lines(choice) -> list[str]:
+    from generator.campaign.final_choice import format_choice
+
+    return format_choice(choice)

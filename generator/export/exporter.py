@@ -201,7 +201,13 @@ def ancestors(archive, cid: str) -> list[str]:
 
 
 def choose_candidate(archive, hpo_results: dict):
-    """The tuned candidate with the best tuned training score, else the best candidate of the run."""
+    """The validation winner when the run has validation tasks; else the tuned candidate with the best tuned
+    training score, else the best candidate of the run."""
+    from generator.campaign.final_choice import load_choice
+
+    choice = load_choice(archive.run_dir) if archive.config.get("tasks", {}).get("validation") else None
+    if choice is not None and choice.winner is not None:
+        return archive.candidate(choice.winner)
     tuned = [r for r in hpo_results.values() if r.train and r.train.after is not None]
     if tuned:
         return archive.candidate(max(tuned, key=lambda r: r.train.after).candidate_id)

@@ -84,7 +84,8 @@ def report_data(lineage: Lineage) -> dict:
                 "candidates": len(nodes), "budget": status.get("budget"),
                 "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
                 "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime()),
-                "edits": _edit_lines(lineage), "search": _search_lines(lineage)},
+                "edits": _edit_lines(lineage), "search": _search_lines(lineage),
+                "validation": _validation_lines(lineage)},
         "tasks": tasks,
         "nodes": nodes,
         "graph": _layout(lineage),
@@ -140,6 +141,14 @@ def _search_lines(lineage: Lineage) -> list[str]:
     from generator.campaign.printing import search_lines
 
     return search_lines(lineage.archive.generations())
+
+
+def _validation_lines(lineage: Lineage) -> list[str]:
+    """The final choice on the validation tasks ([tasks] validation), as `tunesmith status` says it."""
+    from generator.campaign.final_choice import format_choice, load_choice
+
+    has_set = bool((lineage.archive.config.get("tasks") or {}).get("validation"))
+    return format_choice(load_choice(lineage.run_dir)) if has_set else []
 
 
 def _diversity(lineage: Lineage) -> list[dict]:

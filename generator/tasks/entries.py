@@ -253,7 +253,7 @@ def resolve_paths(cfg: CampaignConfig, base: Path) -> tuple[CampaignConfig, dict
     hub = _find(str(cfg.tasks.hub_dir()), base)
     if hub is not None:
         cfg.tasks.hub = str(hub)
-    for key in ("train", "test"):
+    for key in ("train", "test", "validation"):
         setattr(cfg.tasks, key, [_resolved(entry, f"tasks.{key}[{i}]", base)
                                  for i, entry in enumerate(getattr(cfg.tasks, key))])
     if cfg.prompts.template_dir:

@@ -4,7 +4,7 @@ Each Component fills one slot of an optimizer (initialisation, neighbourhood, ac
 one or more methods written at class level. `compose.py` stitches the chosen components into one
 self-contained class. Scheme code (the main loop) holds optional lines marked `#@<tag>: ` that are
 kept only when the composition uses the component of that tag (tabu, restart, adapt, jump,
-memetic, screen, leaders).
+switch, memetic, screen, leaders).
 
 Every generated optimizer keeps these guarantees, whatever the composition:
 - each loop iteration evaluates one configuration it has not evaluated before, or stops; so it
@@ -41,6 +41,8 @@ HP_SPECS: dict[str, dict] = {
     "ls_steps": {"type": "int", "low": 1, "high": 50},
     "brood_size": {"type": "int", "low": 2, "high": 16},
     "ridge": {"type": "log", "low": 0.01, "high": 10.0},
+    "init_share": {"type": "float", "low": 0.02, "high": 0.5},
+    "explore_weight": {"type": "float", "low": 0.0, "high": 2.0},
 }
 
 
@@ -171,6 +173,13 @@ def search(self):
         #@jump:     if self.evaluate(probe) < self.cache[current]:
         #@jump:         current, stall = probe, 0
         #@jump:     continue
+        #@switch: if self.explore_now(stall):  # adaptive switching: a model-screened probe away from here
+        #@switch:     probe = self.choose(self.random_unvisited(32))
+        #@switch:     value = self.evaluate(probe)
+        #@switch:     self.credit("explore", value < self.cache[current])
+        #@switch:     if value < self.cache[current] or (stall >= self.patience and value < 1e300):  # better, or stuck here
+        #@switch:         current, stall = probe, 0
+        #@switch:     continue
         options = [c for c in self.neighbours(current) if c not in self.cache]
         #@tabu: options = [c for c in options if self.allowed(c)] or options
         if not options:  # a local optimum whose neighbourhood is fully explored
@@ -179,6 +188,7 @@ def search(self):
         candidate = self.choose(options)
         value = self.evaluate(candidate)
         #@adapt: self.adapt_step(value < self.cache[current])
+        #@switch: self.credit("local", value < self.cache[current])
         if self.accept(value, self.cache[current]):
             stall = 0 if value < self.cache[current] else stall + 1
             #@tabu: self.remember_move(current, candidate)

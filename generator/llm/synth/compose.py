@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from generator.llm.synth import components as C
 from generator.llm.synth import screening as S
+from generator.llm.synth import small_spaces as SS
 from generator.llm.synth import variation as V
 
 MARKER = "# tunesmith-synth:"
@@ -19,12 +20,12 @@ FORMAT_VERSION = 1
 
 # slot -> options, per scheme; the order is the order of the generated methods.
 SLOT_OPTIONS: dict[str, dict] = {
-    "init": C.INITS,
+    "init": {**C.INITS, **SS.INITS},
     "neighbourhood": C.NEIGHBOURHOODS,
-    "screening": S.SCREENINGS,
+    "screening": {**S.SCREENINGS, **SS.SCREENINGS},
     "acceptance": C.ACCEPTANCES,
     "memory": C.MEMORIES,
-    "jump": C.JUMPS,
+    "jump": {**C.JUMPS, **SS.JUMPS},
     "restart": C.RESTARTS,
     "step": V.STEPS,
     "crossover": V.CROSSOVERS,
@@ -75,7 +76,7 @@ class Composition:
         """Only active slots, every hyperparameter present and inside its range."""
         slots = {s: self.slots.get(s, PLAIN[s]) for s in self.active_slots()}
         if slots.get("brood") == "screened":
-            if slots.get("screening") not in ("knn", "additive"):
+            if slots.get("screening") not in ("knn", "additive", "lcb"):
                 slots["screening"] = "knn"  # screening a brood at random would only waste breeding
         comp = Composition(self.scheme, slots, {})
         comp.hp = {h: clamp_hp(h, self.hp.get(h, DEFAULT_HP[h])) for h in comp.hyperparameter_names()}
@@ -109,6 +110,7 @@ DEFAULT_HP = {
     "elite_count": 2, "max_step": 2, "step_size": 1.5, "pool_size": 8, "knn_k": 3, "explore_rate": 0.1,
     "start_temperature": 0.05, "threshold": 0.05, "history_length": 10, "tabu_tenure": 7, "patience": 30,
     "restart_sample": 4, "kick_size": 2, "jump_rate": 0.05, "ls_steps": 8, "brood_size": 4, "ridge": 1.0,
+    "init_share": 0.1, "explore_weight": 0.5,
 }
 
 
@@ -142,7 +144,8 @@ _WORDS = {
     ("restart", "perturb"): "Iterated", ("step", "adaptive"): "Adaptive",
     ("crossover", "uniform"): "Uniform", ("crossover", "one-point"): "OnePoint", ("crossover", "leaders"): "Pack",
     ("replacement", "elitist"): "Elitist", ("local_search", "memetic"): "Memetic",
-    ("brood", "screened"): "Brood",
+    ("brood", "screened"): "Brood", ("init", "design"): "Designed", ("screening", "lcb"): "Bounded",
+    ("jump", "adaptive"): "Switching",
 }
 
 

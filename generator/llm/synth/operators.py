@@ -18,11 +18,12 @@ from generator.llm.synth.profile import Profile, profile_of
 
 # Replacing a component by its plainer alternative: what `simplify` may do, slot by slot.
 SIMPLER = {
-    "screening": {"knn": "none", "additive": "none"}, "memory": {"tabu": "visited"}, "jump": {"random": "none"},
+    "screening": {"knn": "none", "additive": "none", "lcb": "knn"}, "memory": {"tabu": "visited"},
+    "jump": {"random": "none", "adaptive": "none"},
     "restart": {"random": "none", "perturb": "none"}, "step": {"adaptive": "fixed"},
     "crossover": {"uniform": "none", "one-point": "none", "leaders": "none"}, "local_search": {"memetic": "none"},
     "acceptance": {"annealing": "greedy", "threshold": "greedy", "late": "greedy"},
-    "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random"},
+    "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random", "design": "spread"},
     "replacement": {"elitist": "plus"}, "brood": {"screened": "single"},
 }
 # The composition `fix` falls back to: every part of it is the plainest, best-tested option.

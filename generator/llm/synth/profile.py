@@ -22,12 +22,12 @@ from generator.llm.synth.compose import (DEFAULT_HP, POPULATION_SLOTS, SLOT_OPTI
 # small populations with leader-guided crossover), keep everything else possible.
 BASE = {
     "scheme": {"trajectory": 0.8, "population": 1.0},
-    "init": {"random": 1.0, "spread": 1.0},
+    "init": {"random": 1.0, "spread": 1.0, "design": 1.0},
     "neighbourhood": {"Hamming": 1.5, "adjacent": 0.4, "strictly-adjacent": 0.4, "mixed": 0.8, "index-step": 0.6},
-    "screening": {"none": 0.6, "knn": 1.4, "additive": 0.6},
+    "screening": {"none": 0.6, "knn": 1.4, "additive": 0.6, "lcb": 1.0},
     "acceptance": {"greedy": 1.2, "annealing": 0.8, "threshold": 0.6, "late": 0.8},
     "memory": {"visited": 1.0, "tabu": 0.6},
-    "jump": {"none": 1.0, "random": 0.5},
+    "jump": {"none": 1.0, "random": 0.5, "adaptive": 0.8},
     "restart": {"none": 0.5, "random": 1.0, "perturb": 1.0},
     "step": {"fixed": 1.0, "adaptive": 1.0},
     "crossover": {"none": 0.3, "uniform": 0.8, "one-point": 0.8, "leaders": 1.2},
@@ -79,12 +79,16 @@ class Profile:
         b = _fmt(self.budget) if self.budget is not None else ""
         if self.tiny_budget:
             out += [("scheme", "trajectory", 2.0, f"budget_fevals {b}: too few evaluations for generations of a population"),
+                    ("jump", "adaptive", 1.3, f"budget_fevals {b}: no evaluations to spend on a fixed exploration "
+                                              "rate; explore only while exploring pays"),
                     ("acceptance", "greedy", 1.5, f"budget_fevals {b}: no evaluations to spare on worse moves")]
         if self.small_budget:
             out += [("init", "spread", 2.0, f"budget_fevals {b}: the first samples decide much of the score, so the "
                                             "initial sample is spread over every parameter's range"),
                     ("screening", "knn", 2.0, f"budget_fevals {b}: a nearest-neighbour model spends the few "
                                               "evaluations on the most promising neighbours"),
+                    ("screening", "lcb", 1.5, f"budget_fevals {b}: a surrogate with a confidence bound spends the "
+                                              "few evaluations on promising or unexplored configurations"),
                     ("brood", "screened", 2.0, f"budget_fevals {b}: a nearest-neighbour model picks the most "
                                                "promising of several children, so fewer evaluations are wasted")]
         elif self.budget is not None:
@@ -99,6 +103,10 @@ class Profile:
                     ("acceptance", "late", 1.5, why + "; late acceptance leaves local optima"),
                     ("restart", "random", 1.5, why + "; random restarts sample new basins"),
                     ("jump", "random", 1.5, why + "; random jumps sample new basins"),
+                    ("jump", "adaptive", 1.5, why + "; switching to exploration when local search stalls leaves "
+                                                   "a basin at the right time"),
+                    ("init", "design", 2.0, why + "; a maximin design sized by the budget samples many basins "
+                                                 "before descending (benchmarks/results/small_spaces.json)"),
                     ("neighbourhood", "Hamming", 1.5, why + "; Hamming moves cross a parameter's whole range")]
         if self.structured:
             why = f"fdc {_fmt(self.fdc)}: good configurations cluster around the optimum"
@@ -132,6 +140,8 @@ class Profile:
         b = self.budget
         if b is None:
             return DEFAULT_HP[name]
+        if name == "init_share":  # a share itself: the fewer evaluations, the more of them the design takes
+            return 0.1 if self.tiny_budget else 0.08 if self.small_budget else 0.04
         share, low, high = BUDGET_SCALED.get(name, (None, None, None))
         if share is None:
             return DEFAULT_HP[name]

@@ -1,0 +1,132 @@
+"""The synthesizer's parts for small budgets and rugged spaces: budget-sized designs, confidence-bound
+screening, adaptive switching between exploration and local search (generator.llm.synth.small_spaces)."""
+
+import random
+
+import numpy as np
+import pytest
+
+from generator.llm.synth.compose import Composition, render
+from generator.llm.synth.profile import Profile
+from generator.scoring.oracle import Oracle
+from generator.scoring.score import Budget
+from generator.tasks.space import SearchSpace
+
+SLOTS = {"init": "design", "neighbourhood": "Hamming", "screening": "lcb", "acceptance": "greedy",
+         "memory": "visited", "jump": "adaptive", "restart": "perturb"}
+
+
+def optimizer(slots=None, **hp):
+    """An instance of the optimizer the synthesizer renders for `slots` (defaults overridden by hp)."""
+    comp = Composition("trajectory", dict(SLOTS, **(slots or {})), {}).normalised()
+    comp.hp.update(hp)
+    name, _, source = render(comp)
+    namespace = {}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace[name](budget=5000, **comp.hp)
+
+
+def run_design(task, max_fevals, seed, init_share=0.25):
+    """The initial sample the optimizer draws on `task` with a budget of max_fevals evaluations."""
+    opt = optimizer(init_share=init_share, init_size=4)
+    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))  # stop after the design
+    space = SearchSpace(task.space)
+    np.random.seed(seed)
+    space.seed(seed)
+    opt(Oracle(task, Budget(seconds=1e9, max_fevals=max_fevals), space), space)
+    return opt
+
+
+def spread(opt) -> float:
+    """Mean distance of each design point to its nearest other one (scaled value positions)."""
+    x = np.asarray([opt.indices(c) for c in opt.design], dtype=float)
+    x /= np.asarray([max(1, len(v) - 1) for v in opt.values])
+    d = np.abs(x[:, None, :] - x[None, :, :]).sum(axis=2)
+    np.fill_diagonal(d, np.inf)
+    return float(d.min(axis=1).mean())
+
+
+def test_design_is_sized_by_the_budget_the_run_has(conv_task):
+    assert len(run_design(conv_task, 40, 0).design) == 10  # a quarter of 40 evaluations
+    assert len(run_design(conv_task, 200, 0).design) == 50
+    assert len(run_design(conv_task, 200, 0, init_share=0.05).design) == 10
+    assert len(run_design(conv_task, 6, 0).design) == 4  # never fewer than init_size
+
+
+def test_design_fills_the_space_better_than_random_samples(conv_task):
+    designed = [spread(run_design(conv_task, 80, s)) for s in range(5)]
+    # against as many uniformly drawn valid configurations as the design has (a quarter of 80)
+    space = SearchSpace(conv_task.space)
+    ref = optimizer()
+    ref.values = [list(v) for v in conv_task.space.tune_params.values()]
+    ref.positions = [{v: i for i, v in enumerate(vals)} for vals in ref.values]
+    randoms = []
+    for s in range(5):
+        space.seed(s)
+        ref.design = [tuple(c) for c in space.get_random_sample(20)]
+        randoms.append(spread(ref))
+    assert np.mean(designed) > 1.1 * np.mean(randoms), (designed, randoms)
+
+
+def _with_model(opt, configs, values, spent=0.0):
+    """Give an optimizer measurements without running it (the state __call__ would set up)."""
+    opt.values = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]]
+    opt.positions = [{v: i for i, v in enumerate(vals)} for vals in opt.values]
+    opt.rng = np.random.default_rng(0)
+    opt.cache = dict(zip(configs, values))
+    opt.history = list(configs)
+    opt.lcb_x, opt.lcb_y = [], []
+    opt.lcb_scale = np.asarray([9.0, 9.0], dtype=np.float32)
+    opt.func = type("F", (), {"budget_spent_fraction": spent})()
+    opt.budget = 5000
+    return opt
+
+
+def test_confidence_bound_prefers_unexplored_options_early_and_the_model_late():
+    measured = [(0, 0), (0, 2), (0, 9)]
+    values = [1.0, 2.0, 3.0]
+    # the model predicts near_best best (next to the best measurement); far_away is middling and unexplored
+    near_best, far_away = (1, 0), (9, 2)
+    greedy = _with_model(optimizer(explore_weight=0.0, knn_k=1), measured, values)
+    assert greedy.choose([far_away, near_best]) == near_best
+    early = _with_model(optimizer(explore_weight=2.0, knn_k=1), measured, values, spent=0.0)
+    assert early.choose([far_away, near_best]) == far_away
+    late = _with_model(optimizer(explore_weight=2.0, knn_k=1), measured, values, spent=1.0)
+    assert late.choose([far_away, near_best]) == near_best  # the bonus is gone when the budget is spent
+
+
+def test_switching_follows_what_improved_and_explores_when_stalled():
+    opt = optimizer(patience=5)
+    opt.rng = np.random.default_rng(0)
+    opt.tries, opt.wins = {"explore": 0.0, "local": 0.0}, {"explore": 0.0, "local": 0.0}
+    for _ in range(40):
+        opt.credit("local", True)
+        opt.credit("explore", False)
+    share = np.mean([opt.explore_now(0) for _ in range(2000)])
+    assert share < 0.1  # local search pays: explore rarely
+    assert all(opt.explore_now(5) for _ in range(50))  # stalled: always explore
+    for _ in range(60):
+        opt.credit("local", False)
+        opt.credit("explore", True)
+    assert np.mean([opt.explore_now(0) for _ in range(2000)]) > 0.8  # old successes fade
+
+
+@pytest.mark.parametrize("stats, favoured, strongest", [
+    (Profile(budget=40, fdc=0.3), [("screening", "lcb"), ("jump", "adaptive")], False),
+    (Profile(budget=2000, fdc=-0.3, optima=0.01), [("init", "design"), ("jump", "adaptive")], True),
+])
+def test_small_budgets_and_rugged_spaces_favour_the_new_parts(stats, favoured, strongest):
+    from generator.llm.synth.profile import BASE
+
+    for slot, option in favoured:
+        w = stats.weights(slot)
+        assert w[option] > BASE[slot][option], (slot, w)  # a rule fired for it
+        if strongest:  # rugged spaces: the design and switching are the likeliest choice of their slot
+            assert w[option] == max(w.values()), (slot, w)
+    comp, why = stats.draw(random.Random(0))
+    assert comp.slots and why  # a design comes with its reasons
+
+
+def test_init_share_default_follows_the_budget():
+    assert Profile(budget=40).default("init_share") > Profile(budget=200).default("init_share") > \
+        Profile(budget=2000).default("init_share")
