@@ -13,6 +13,8 @@ RUN_DIR/
   exchanges.jsonl      one JSON object per LLM call (see generator.llm.client.Exchange), append-only
   candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
   generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}
+  races.jsonl          racing only: one JSON object per extension of a candidate's runs, {"id", "to",
+                       "fitness"} (its Fitness with all runs so far) or {"id", "to", "error"}
   code/<id>.py         the source of each candidate that had code
   .lock                the run's lock (generator.run_lock): one campaign at a time, `hpo` shared
   hpo/, report/, export/   reserved for the rooms that build on a run
@@ -41,6 +43,7 @@ from generator.jsonl import read_lines, repair_tail
 CANDIDATES = "candidates.jsonl"
 EXCHANGES = "exchanges.jsonl"
 GENERATIONS = "generations.jsonl"
+RACES = "races.jsonl"
 STATUS = "status.json"
 CONFIG = "config.json"
 
@@ -99,6 +102,15 @@ class Candidate:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def apply_race(candidate: Candidate, record: dict) -> None:
+    """Give a candidate the runs a race record added (or, for a failed extension, mark its race over)."""
+    if record.get("fitness") is not None:
+        candidate.fitness = record["fitness"]
+    elif candidate.fitness is not None:  # runs that failed where the first ones did not: no more runs
+        meta = {**(candidate.fitness.get("metadata") or {}), "race_stopped": record.get("error") or "error"}
+        candidate.fitness = {**candidate.fitness, "metadata": meta}
+
+
 def _append_line(path: Path, record: dict) -> None:
     """Append one JSON line and make it durable before returning."""
     line = json.dumps(record, separators=(",", ":"), default=str) + "\n"
@@ -155,7 +167,7 @@ class Archive:
 
     def prepare_append(self) -> None:
         """Make the append-only files safe to extend after a crash."""
-        for name in (CANDIDATES, EXCHANGES, GENERATIONS):
+        for name in (CANDIDATES, EXCHANGES, GENERATIONS, RACES):
             repair_tail(self.run_dir / name)
         (self.run_dir / "code").mkdir(exist_ok=True)
 
@@ -165,9 +177,19 @@ class Archive:
         """The validated campaign configuration as a plain dict (see generator.config)."""
         return json.loads((self.run_dir / CONFIG).read_text())
 
-    def candidates(self) -> list[Candidate]:
-        """All candidates in the order they were generated."""
-        return read_lines(self.run_dir / CANDIDATES, Candidate.from_dict)
+    def candidates(self, raced: bool = True) -> list[Candidate]:
+        """All candidates in the order they were generated (with the runs racing added, unless not `raced`)."""
+        cands = read_lines(self.run_dir / CANDIDATES, Candidate.from_dict)
+        if raced:
+            by_id = {c.id: c for c in cands}
+            for record in self.races():
+                if record.get("id") in by_id:
+                    apply_race(by_id[record["id"]], record)
+        return cands
+
+    def races(self) -> list[dict]:
+        """Racing's extensions of candidates' runs, in the order they were made."""
+        return read_lines(self.run_dir / RACES)
 
     def candidate(self, cid: str) -> Candidate:
         for c in self.candidates():
@@ -228,6 +250,9 @@ class Archive:
 
     def append_exchange(self, exchange) -> None:
         _append_line(self.run_dir / EXCHANGES, exchange.to_dict())
+
+    def append_race(self, record: dict) -> None:
+        _append_line(self.run_dir / RACES, record)
 
     def append_generation(self, generation: int, population: list[str]) -> None:
         _append_line(self.run_dir / GENERATIONS, {"generation": generation, "population": population})

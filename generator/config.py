@@ -212,6 +212,11 @@ class EvaluationConfig(Section):
     # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
     # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
     aggregate: Literal["mean", "median", "iqm"] = "iqm"
+    # racing (generator.scoring.racing): candidates start with min_repeats runs per task; only those that
+    # can still enter the survivors get more, up to `repeats`; false: every candidate gets `repeats`
+    racing: bool = Field(False, strict=True)
+    min_repeats: int = Field(3, ge=2, strict=True)
+    confidence: float = Field(0.9, gt=0.5, lt=1.0)  # one-sided, of the paired t-test that cuts a candidate
 
     @field_validator("executor")
     @classmethod
@@ -373,7 +378,8 @@ def config_changes(old: dict, new: dict, prefix: str = "") -> list[str]:
 # Keys added after runs were made, with the value that reproduces how those runs were made (which
 # is not the new default): a run directory whose config lacks one continues as it started.
 LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean", "evolution.edit": "full",
-                 "evolution.operators.crossover": 0.0}
+                 "evolution.operators.crossover": 0.0,
+                 "evaluation.racing": False}
 
 
 def with_legacy_values(data: dict) -> dict:

@@ -91,8 +91,10 @@ class Evolution:
 
     def __init__(self, cfg, produce: Callable[[Plan], Candidate] | None = None,
                  on_generation: Callable[[int, list[Candidate]], None] | None = None,
-                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None):
+                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None,
+                 race: Callable[[list[Candidate], int], None] | None = None):
         self.cfg = cfg  # generator.config.EvolutionConfig
+        self.race = race  # racing: gives more runs to the pool's contenders before survivors are chosen
         if produce_generation is None:
             produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731
         self.produce_generation = produce_generation
@@ -155,15 +157,20 @@ class Evolution:
         """Evolve until the budget of generated candidates is spent; returns the final population."""
         cfg = self.cfg
         first = self._generation(0, min(cfg.n_parents, cfg.budget), planned=lambda: ("new", ()))
-        self.population = survivors([], first, cfg.n_parents, "mu+lambda")
+        self.population = self._survivors([], first, "mu+lambda")
         self._generation_done(0)
         generation = 0
         while len(self.made) < cfg.budget:
             generation += 1
             offspring = self._generation(generation, min(cfg.n_offspring, cfg.budget - len(self.made)))
-            self.population = survivors(self.population, offspring, cfg.n_parents, cfg.strategy)
+            self.population = self._survivors(self.population, offspring, cfg.strategy)
             self._generation_done(generation)
         return self.population
+
+    def _survivors(self, parents: list[Candidate], offspring: list[Candidate], strategy: str) -> list[Candidate]:
+        if self.race is not None:  # the pool survivors() draws from (parents too: mu,lambda may fall back)
+            self.race(offspring + parents, self.cfg.n_parents)
+        return survivors(parents, offspring, self.cfg.n_parents, strategy)
 
     def _generation_done(self, generation: int) -> None:
         if self.on_generation:
