@@ -93,6 +93,17 @@ class Candidate:
     def ok(self) -> bool:
         return self.score is not None
 
+    @property
+    def se(self) -> float | None:
+        """Standard error of the mean P (over its repeats, tasks aggregated per repeat); None if unknown."""
+        return ((self.fitness or {}).get("metadata") or {}).get("se") if self.ok else None
+
+    @property
+    def runs(self) -> int:
+        """Sandbox runs (task x repeat) its score rests on."""
+        per = (self.fitness or {}).get("per_task") or {}
+        return sum(len(v.get("per_repeat") or ()) for v in per.values() if isinstance(v, dict))
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -231,6 +242,7 @@ class Archive:
         for c in self.candidates():
             row = {"id": c.id, "generation": c.generation, "operator": c.operator,
                    "parent_ids": ",".join(c.parent_ids), "description": c.description, "score": c.score,
+                   "se": c.se, "runs": c.runs,
                    "error_kind": (c.error or {}).get("kind"), "duplicate_of": c.duplicate_of,
                    "code_path": c.code_path, "exchange_id": c.exchange_id}
             row.update({f"score:{t}": s for t, s in c.per_task.items()})

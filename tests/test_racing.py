@@ -194,3 +194,54 @@ def test_kill_mid_race_then_resume_continues_the_race_exactly(server, make_confi
     assert digest(archive) == digest(reference)
     assert [g["population"] for g in archive.generations()] == [g["population"] for g in reference.generations()]
     assert len([c for c in resumed if c[2] > 0]) == len(archive.races()) - 3  # only the rest of the race ran
+
+
+# ------------------------------------------------------------------------- HPO trials race too
+
+def test_hpo_trials_that_cannot_beat_the_best_are_pruned_early(monkeypatch):
+    import types
+
+    import optuna
+
+    import generator.tuning.hpo as hpo
+    from generator.tuning.racing import RacePruner
+
+    runs = []
+
+    def evaluate(source, tasks, repeats, seed, timeout_s, params, workers, first_repeat=0):
+        runs.append(repeats * len(tasks))
+        level = params["sample"] / 32  # more samples: better, with a draw shared by every trial per repeat
+        per_task = {}
+        for t in tasks:
+            values = [level + np.random.default_rng([seed, r]).normal(0, 0.2)  # the draw of repeat r
+                      + np.random.default_rng([params["sample"], r]).normal(0, 0.05)  # the trial's own noise
+                      for r in range(first_repeat, first_repeat + repeats)]
+            per_task[t.name] = TaskFitness(float(np.mean(values)), 0.0, 10.0, per_repeat=tuple(values), runs=repeats)
+        return Fitness(float(np.mean([t.score for t in per_task.values()])), per_task)
+
+    monkeypatch.setattr(hpo, "_evaluate", evaluate)
+    tasks = [types.SimpleNamespace(name=n) for n in ("a/A100", "b/A100")]
+    settings = hpo.HpoSettings(repeats=8, racing=True, min_repeats=2, confidence=0.9)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0),
+                                pruner=RacePruner(0.9))
+    for sample in (32, 2, 31):  # the best first: the others race against it
+        study.enqueue_trial({"sample": sample})
+    dists = {"sample": optuna.distributions.IntDistribution(1, 32)}
+    study.optimize(hpo.make_objective("", dists, tasks, settings, 60, 1), n_trials=12)
+    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert pruned and all(len(t.user_attrs["repeat_values"]) < 8 for t in pruned)
+    far, close = study.trials[1], study.trials[2]
+    assert far.state == optuna.trial.TrialState.PRUNED and len(far.user_attrs["repeat_values"]) == 2  # at once
+    assert len(close.user_attrs["repeat_values"]) > 2  # within the noise: more runs before any verdict
+    assert all(len(t.user_attrs["repeat_values"]) == 8 for t in complete)  # the cap, and no more
+    assert sum(runs) < 12 * 8 * len(tasks)
+    assert study.best_trial.params["sample"] == 32
+
+
+def test_hpo_settings_race_as_the_campaign_does():
+    from generator.tuning.hpo import settings_from_config
+
+    on = settings_from_config({"evaluation": {"racing": True, "min_repeats": 2, "confidence": 0.95}, "hpo": {}})
+    assert on.racing and on.min_repeats == 2 and on.confidence == 0.95
+    assert not settings_from_config({"hpo": {"repeats": 4}}).racing

@@ -1,0 +1,151 @@
+"""Racing against fixed repeats with the offline synthesizer (issue 29, item 1).
+
+    python benchmarks/bench_racing.py [--config campaigns/quickstart.toml] [--budget 24] [--seeds 1 2 3]
+        [--repeats 6] [--min-repeats 2] [--check-repeats 20] [--out /tmp/racing] [--json benchmarks/results/racing.json]
+
+Arms, one campaign per seed ([evolution] seed and [llm] seed), the quickstart's tasks:
+
+- fixed:          every candidate gets `--repeats` runs per task (racing = false)
+- racing:         racing = true, min_repeats = `--min-repeats`, capped at `--repeats`; the same candidates
+- racing-2x:      racing with twice the candidates: about the sandbox runs of `fixed` or fewer
+
+Per run: sandbox runs (task x repeat; a candidate that failed at run time is counted at its first
+stage, one that failed the static checks or was a duplicate at none), and the winner (the best mean P
+over the training tasks, as `tunesmith status` ranks) measured again with `--check-repeats` fresh
+seeds on the training tasks and on the test tasks (other kernels, never seen in the campaign).
+Printed and written as mean and standard error over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CHECK_SEED = 10_000  # seeds no campaign used: the winner's quality, not its luck in the campaign
+STATIC = ("llm", "no_code", "syntax", "interface")
+
+
+def write_config(base: Path, arm: str, seed: int, args, out: Path) -> Path:
+    """The base campaign with the arm's evaluation settings and the seed."""
+    text = base.read_text()
+    text = re.sub(r"^seed\s*=.*$", f"seed = {seed}", text, flags=re.M)  # [llm] seed and [evolution] seed
+    text = re.sub(r"^repeats\s*=.*$", f"repeats = {args.repeats}", text, count=1, flags=re.M)
+    if arm != "fixed":
+        text = re.sub(r"^\[evaluation\]\s*$", f"[evaluation]\nracing = true\nmin_repeats = {args.min_repeats}\n"
+                      f"confidence = {args.confidence}", text, count=1, flags=re.M)
+    path = out / f"{arm}-{seed}.toml"
+    path.write_text(text)
+    return path
+
+
+def sandbox_runs(archive, n_tasks: int, first: int) -> int:
+    """Runs (task x repeat) the campaign made, from its archive."""
+    runs = 0
+    for c in archive.candidates():
+        if c.ok:
+            runs += sum(len(t.get("per_repeat") or ()) for t in c.fitness["per_task"].values())
+        elif c.error and c.error.get("kind") not in STATIC and not c.duplicate_of:
+            runs += n_tasks * first  # stopped at its first failing run: at most its first stage
+    return runs
+
+
+def check(code: str, tasks, repeats: int) -> dict:
+    """The winner's P on `tasks` with fresh seeds: mean over tasks and its standard error over repeats."""
+    from generator.evaluation.evaluate import evaluate_source
+
+    fit = evaluate_source(code, tasks, repeats=repeats, seed=CHECK_SEED, timeout_s=60.0, workers=2)
+    if not fit.ok:
+        return {"p": None, "error": str(fit.error)}
+    return {"p": fit.score, "se": fit.metadata.get("se"), "per_task": {k: v.score for k, v in fit.per_task.items()}}
+
+
+def one_run(arm: str, seed: int, args, out: Path) -> dict:
+    from generator.archive import Archive
+    from generator.campaign.loop import run_campaign
+    from generator.config import load_config
+    from generator.tasks.entries import load_task_set, resolve_paths
+
+    cfg_path = write_config(Path(args.config), arm, seed, args, out)
+    run_dir = out / f"{arm}-{seed}"
+    budget = args.budget * (2 if arm == "racing-2x" else 1)
+    start = time.monotonic()
+    run_campaign(cfg_path, run_dir=str(run_dir), budget=budget, progress=False)
+    wall = time.monotonic() - start
+    cfg, _ = resolve_paths(load_config(cfg_path), cfg_path.parent)
+    train, test = load_task_set(cfg.tasks.train, cfg.tasks), load_task_set(cfg.tasks.test, cfg.tasks)
+    archive = Archive.open(run_dir)
+    [winner] = archive.best(1)
+    first = args.min_repeats if arm != "fixed" else args.repeats
+    return {"seed": seed, "candidates": budget, "wall_s": round(wall, 1),
+            "sandbox_runs": sandbox_runs(archive, len(train), first),
+            "winner": winner.id, "winner_campaign_p": winner.score,
+            "winner_campaign_se": winner.fitness["metadata"].get("se"),
+            "winner_repeats": winner.fitness["metadata"].get("repeats"),
+            "train": check(archive.code(winner), train, args.check_repeats),
+            "test": check(archive.code(winner), test, args.check_repeats)}
+
+
+def mean_se(values: list[float]) -> tuple[float, float | None]:
+    values = [v for v in values if v is not None]
+    se = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else None
+    return statistics.fmean(values), se
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default=str(ROOT / "campaigns" / "quickstart.toml"))
+    ap.add_argument("--budget", type=int, default=24)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--repeats", type=int, default=6)
+    ap.add_argument("--min-repeats", type=int, default=2)
+    ap.add_argument("--confidence", type=float, default=0.9)
+    ap.add_argument("--check-repeats", type=int, default=20)
+    ap.add_argument("--arms", nargs="+", default=["fixed", "racing", "racing-2x"],
+                    choices=["fixed", "racing", "racing-2x"])
+    ap.add_argument("--out", default="/tmp/racing")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, list[dict]] = {arm: [] for arm in args.arms}
+    start = time.monotonic()
+    for seed in args.seeds:
+        for arm in args.arms:
+            row = one_run(arm, seed, args, out)
+            rows[arm].append(row)
+            print(f"{arm:10} seed {seed}: {json.dumps(row)}", file=sys.stderr)
+    summary = {}
+    for arm, runs in rows.items():
+        summary[arm] = {"sandbox_runs": mean_se([r["sandbox_runs"] for r in runs]),
+                        "winner_train_p": mean_se([r["train"]["p"] for r in runs]),
+                        "winner_test_p": mean_se([r["test"]["p"] for r in runs])}
+    print(f"\n{Path(args.config).name}: {args.budget} candidates (racing-2x: {2 * args.budget}), seeds {args.seeds}, "
+          f"fixed repeats {args.repeats}, racing {args.min_repeats}..{args.repeats} at {args.confidence}; winners "
+          f"checked with {args.check_repeats} fresh repeats")
+    print(f"{'arm':10} {'sandbox runs':>16} {'winner P train':>18} {'winner P test':>18}")
+    for arm, s in summary.items():
+        cells = [f"{m:9.3f} ± {se if se is not None else float('nan'):.3f}" for m, se in s.values()]
+        print(f"{arm:10} {cells[0]:>16} {cells[1]:>18} {cells[2]:>18}")
+    if args.json:
+        doc = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "machine": f"{platform.node()} ({platform.machine()}, shared 2-core box)",
+               "wall_s": round(time.monotonic() - start, 1), "settings": vars(args),
+               "summary": {arm: {k: {"mean": m, "se": se} for k, (m, se) in s.items()} for arm, s in summary.items()},
+               "runs": rows}
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
