@@ -245,3 +245,24 @@ def test_hpo_settings_race_as_the_campaign_does():
     on = settings_from_config({"evaluation": {"racing": True, "min_repeats": 2, "confidence": 0.95}, "hpo": {}})
     assert on.racing and on.min_repeats == 2 and on.confidence == 0.95
     assert not settings_from_config({"hpo": {"repeats": 4}}).racing
+
+
+def test_status_report_and_export_show_p_with_its_standard_error(server, make_config, tmp_path):
+    from generator.campaign.loop import format_status, run_campaign
+    from generator.export.exporter import export_run
+    from generator.review.lineage import Lineage
+    from generator.review.report import report_data
+
+    cfg = _race_config(make_config, server, "shown")
+    run_campaign(cfg, progress=False, evaluate=racing_evaluate)
+    run = cfg.parent / "shown"
+    [best] = Archive.open(run).best(1)
+    pm = f"{best.score:.3f} ± {best.se:.3f}"
+    board = format_status(run)
+    assert "± SE  runs" in board and f"{best.id:6} {best.score:>7.3f} ± {best.se:.3f}     8" in board  # 8 repeats x 1 task
+    data = report_data(Lineage(Archive.open(run)))
+    assert data["top"][0]["se"] == best.se and data["top"][0]["runs"] == best.runs == 8
+    exported = export_run(run, "raced_winner", out_dir=tmp_path / "pkg")
+    text = exported.module.read_text()
+    assert f"default {pm}" in text and "8 runs" in text
+    assert f"| {pm} |" in exported.report.read_text()

@@ -305,12 +305,13 @@ def candidates_to_tune(archive: Archive, settings: HpoSettings) -> list:
     return best
 
 
-def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[float | None, dict]:
+def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[float | None, dict, float | None]:
     if not tasks:
-        return None, {}
+        return None, {}, None
     fit = _evaluate(source, tasks, repeats, seed, timeout_s, params, workers)
     per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
-    return (None if fit.error is not None else fit.score), per
+    failed = fit.error is not None
+    return (None if failed else fit.score), per, (None if failed else (fit.metadata or {}).get("se"))
 
 
 def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, seed: int, timeout_s: float,
@@ -318,9 +319,9 @@ def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, s
     """Score the default and the tuned values on a task set with the same fresh seed."""
     if not tasks:
         return None
-    b, pb = _split(source, tasks, before or None, repeats, seed, timeout_s, workers)
-    a, pa = (b, pb) if after == before else _split(source, tasks, after, repeats, seed, timeout_s, workers)
-    return SplitScores([t.name for t in tasks], b, a, pb, pa)
+    b, pb, sb = _split(source, tasks, before or None, repeats, seed, timeout_s, workers)
+    a, pa, sa = (b, pb, sb) if after == before else _split(source, tasks, after, repeats, seed, timeout_s, workers)
+    return SplitScores([t.name for t in tasks], b, a, pb, pa, sb, sa)
 
 
 def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: list, settings: HpoSettings,
