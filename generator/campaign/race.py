@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from generator.archive import Archive, Candidate, apply_race
-from generator.scoring.racing import Entrant, RaceSettings, merge_fitness, race_round, repeat_values
+from generator.scoring.racing import Entrant, RaceSettings, merge_fitness, race_round, repeat_blocks
 
 
 def repeats_of(cand: Candidate) -> int:
@@ -38,8 +38,7 @@ class Race:
         n = repeats_of(cand)
         if (cand.fitness.get("metadata") or {}).get("race_stopped"):
             n = self.settings.max_repeats  # its later runs failed: it keeps what it has
-        values = repeat_values(cand.fitness["per_task"], self.aggregate)
-        return Entrant(cand.id, cand.score, tuple(float(v) for v in values), n)
+        return Entrant(cand.id, cand.score, repeat_blocks(cand.fitness["per_task"]), n)
 
     def __call__(self, pool: list[Candidate], mu: int) -> None:
         """Race `pool` (working, non-duplicate candidates) for `mu` places, in rounds, until decided."""

@@ -53,7 +53,7 @@ def standard_error(values) -> float | None:
 
 
 def repeat_values(per_task: dict, how: str = "mean") -> np.ndarray:
-    """P per repeat over tasks (repeat r of every task, aggregated `how`): what the paired test compares."""
+    """P per repeat over tasks (repeat r of every task, aggregated `how`): the overall standard error's sample."""
     from generator.scoring.degenerate import aggregate
 
     rows = [list(t.get("per_repeat") or []) for t in per_task.values()]
@@ -61,27 +61,37 @@ def repeat_values(per_task: dict, how: str = "mean") -> np.ndarray:
     return np.array([aggregate([r[i] for r in rows], how) for i in range(n)], dtype=float)
 
 
+def repeat_blocks(per_task: dict) -> tuple[tuple[float, ...], ...]:
+    """P per (repeat, task) block, repeat by repeat: what the paired test compares (irace's instances)."""
+    rows = [list(per_task[name].get("per_repeat") or []) for name in sorted(per_task)]
+    n = min((len(r) for r in rows), default=0)
+    return tuple(tuple(float(r[i]) for r in rows) for i in range(n))
+
+
 def significantly_worse(values, bar, confidence: float) -> bool:
-    """True when a one-sided paired t-test says `values` is below `bar` (repeat r against repeat r)."""
+    """True when a one-sided paired t-test says `values` is below `bar`, block against block.
+
+    `values` and `bar`: per repeat, a number or a tuple of per-task P (each (repeat, task) a block, as an
+    irace instance is a (problem, seed) pair); only the repeats both have are compared."""
     from scipy.stats import t as student
 
     m = min(len(values), len(bar))
-    if m < 2:
+    diff = (np.asarray(values[:m], dtype=float) - np.asarray(bar[:m], dtype=float)).ravel()
+    if diff.size < 2:
         return False
-    diff = np.asarray(values[:m], dtype=float) - np.asarray(bar[:m], dtype=float)
     se = standard_error(diff)
     if not se:  # identical differences every repeat: the sign decides
         return bool(np.mean(diff) < 0)
-    return bool(np.mean(diff) + student.ppf(confidence, m - 1) * se < 0)
+    return bool(np.mean(diff) + student.ppf(confidence, diff.size - 1) * se < 0)
 
 
 @dataclass(frozen=True)
 class Entrant:
-    """One candidate in a race: its mean P, its P per repeat (paired by seed) and runs per task."""
+    """One candidate in a race: its mean P, its P per (repeat, task) block (paired by seed), runs per task."""
 
     id: str
     score: float
-    values: tuple[float, ...]
+    values: tuple[tuple[float, ...], ...]
     repeats: int
 
 

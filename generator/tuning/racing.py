@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import optuna
 
-from generator.scoring.racing import RaceSettings, merge_fitness, repeat_values, significantly_worse
+from generator.scoring.racing import RaceSettings, merge_fitness, repeat_blocks, significantly_worse
 
-VALUES = "repeat_values"  # user attribute: the trial's mean P over tasks at each repeat so far
+VALUES = "repeat_values"  # user attribute: the trial's P per (repeat, task) block so far, repeat by repeat
 
 
 class RacePruner(optuna.pruners.BasePruner):
@@ -45,7 +45,7 @@ def raced_trial(trial: optuna.Trial, evaluate, settings) -> float:
             return float("nan")  # Optuna records the trial as failed
         fitness = fit.to_dict() if fitness is None else merge_fitness(fitness, fit.to_dict())
         have = n
-        trial.set_user_attr(VALUES, [float(v) for v in repeat_values(fitness["per_task"])])
+        trial.set_user_attr(VALUES, [list(block) for block in repeat_blocks(fitness["per_task"])])
         trial.set_user_attr("runs", int(fitness["metadata"].get("runs") or 0))
         for name, tf in fitness["per_task"].items():
             trial.set_user_attr(f"score:{name}", tf["score"])
