@@ -266,3 +266,27 @@ def test_status_report_and_export_show_p_with_its_standard_error(server, make_co
     text = exported.module.read_text()
     assert f"default {pm}" in text and "8 runs" in text
     assert f"| {pm} |" in exported.report.read_text()
+
+
+def test_quickstart_campaign_races_end_to_end(tmp_path, monkeypatch, capsys):
+    """The shipped quickstart (offline synthesizer, real sandbox), racing 2..4 repeats, 8 candidates."""
+    import re
+
+    from generator.cli import main
+
+    text = (ROOT / "campaigns" / "quickstart.toml").read_text()
+    text = re.sub(r"^repeats\s*=.*$", "repeats = 4\nracing = true\nmin_repeats = 2", text, count=1, flags=re.M)
+    text = text.replace('run_dir = "results/quickstart"', f'run_dir = "{tmp_path / "run"}"')
+    cfg = tmp_path / "quickstart.toml"
+    cfg.write_text(text)
+    monkeypatch.chdir(ROOT)  # problem: tasks resolve from the checkout
+    assert main(["run", str(cfg), "--budget", "8", "--no-progress"]) == 0
+    archive = Archive.open(tmp_path / "run")
+    ok = [c for c in archive.candidates() if c.ok and not c.duplicate_of]
+    repeats = [c.fitness["metadata"]["repeats"] for c in ok]
+    assert ok and set(repeats) <= {2, 4} and 4 in repeats
+    assert archive.best(1)[0].fitness["metadata"]["repeats"] == 4 and archive.best(1)[0].se is not None
+    assert all(r.get("fitness") or r.get("error") for r in archive.races())
+    capsys.readouterr()
+    assert main(["status", str(tmp_path / "run")]) == 0
+    assert "± SE  runs" in capsys.readouterr().out
