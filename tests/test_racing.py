@@ -290,3 +290,18 @@ def test_quickstart_campaign_races_end_to_end(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert main(["status", str(tmp_path / "run")]) == 0
     assert "± SE  runs" in capsys.readouterr().out
+
+
+def test_replay_reproduces_the_race(server, make_config):
+    from generator.campaign.loop import run_campaign
+
+    original = _race_config(make_config, server, "original")
+    run_campaign(original, progress=False, evaluate=racing_evaluate)
+    asked = len(server.requests)
+    replay = make_config(server, "replayed", budget=9, repeats=8, model=f"replay/{original.parent / 'original'}")
+    replay.write_text(replay.read_text().replace("[evaluation]\n", RACING))
+    run_campaign(replay, progress=False, evaluate=racing_evaluate)
+    assert len(server.requests) == asked  # the LLM was not asked again
+    first, again = Archive.open(original.parent / "original"), Archive.open(replay.parent / "replayed")
+    assert first.races() and again.races() == first.races()
+    assert [(c.id, c.score, c.runs) for c in again.candidates()] == [(c.id, c.score, c.runs) for c in first.candidates()]
