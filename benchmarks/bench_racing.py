@@ -94,6 +94,42 @@ def one_run(arm: str, seed: int, args, out: Path) -> dict:
             "test": check(archive.code(winner), test, args.check_repeats)}
 
 
+def what_if(run_dir: Path, mu: int, settings) -> dict:
+    """Racing replayed on a fixed-repeats run's field: the runs it would have used and the top mu it would keep.
+
+    Every candidate of the run raced as one pool (its first repeats are exactly what racing would have seen:
+    repeat r has the same seed either way)."""
+    import numpy as np
+
+    from generator.archive import Archive
+    from generator.scoring.racing import Entrant, race_round, repeat_blocks
+
+    full = {c.id: c.fitness["per_task"] for c in Archive.open(run_dir).candidates() if c.ok and not c.duplicate_of}
+    have = {cid: settings.min_repeats for cid in full}
+
+    def mean(cid, n):
+        return float(np.mean([np.mean(t["per_repeat"][:n]) for t in full[cid].values()]))
+
+    def entrant(cid):
+        seen = {k: {**t, "per_repeat": t["per_repeat"][:have[cid]]} for k, t in full[cid].items()}
+        return Entrant(cid, mean(cid, have[cid]), repeat_blocks(seen), have[cid])
+
+    while (more := race_round([entrant(c) for c in have], mu, settings)):
+        have.update(more)
+    raced = sorted(have, key=lambda c: -mean(c, have[c]))[:mu]
+    fixed = sorted(have, key=lambda c: -mean(c, settings.max_repeats))[:mu]
+    return {"min_repeats": settings.min_repeats, "confidence": settings.confidence,
+            "runs_per_task": sum(have.values()), "fixed_runs_per_task": len(have) * settings.max_repeats,
+            "same_top_mu": len(set(raced) & set(fixed)), "same_best": raced[0] == fixed[0]}
+
+
+def what_ifs(run_dirs: list[Path], mu: int, max_repeats: int) -> list[dict]:
+    from generator.scoring.racing import RaceSettings
+
+    return [{"run": str(d), **what_if(d, mu, RaceSettings(m, max_repeats, conf))}
+            for d in run_dirs for m in (2, 3) for conf in (0.75, 0.9, 0.95)]
+
+
 def mean_se(values: list[float]) -> tuple[float, float | None]:
     values = [v for v in values if v is not None]
     se = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else None
@@ -113,7 +149,19 @@ def main(argv=None) -> int:
                     choices=["fixed", "racing", "racing-2x"])
     ap.add_argument("--out", default="/tmp/racing")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--what-if", nargs="+", default=None, metavar="RUN_DIR",
+                    help="only replay racing on these fixed-repeats runs' fields and add it to --json")
     args = ap.parse_args(argv)
+    if args.what_if:
+        rows = what_ifs([Path(d) for d in args.what_if], 4, args.repeats)
+        for row in rows:
+            print(json.dumps(row))
+        if args.json:
+            doc = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
+            doc["what_if"] = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "mu": 4, "rows": rows}
+            Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+        return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows: dict[str, list[dict]] = {arm: [] for arm in args.arms}
