@@ -311,7 +311,7 @@ def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[fl
     fit = _evaluate(source, tasks, repeats, seed, timeout_s, params, workers)
     per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
     failed = fit.error is not None
-    return (None if failed else fit.score), per, (None if failed else (fit.metadata or {}).get("se"))
+    return (None if failed else fit.score), per, (None if failed else (getattr(fit, "metadata", None) or {}).get("se"))
 
 
 def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, seed: int, timeout_s: float,
