@@ -305,3 +305,44 @@ def test_replay_reproduces_the_race(server, make_config):
     first, again = Archive.open(original.parent / "original"), Archive.open(replay.parent / "replayed")
     assert first.races() and again.races() == first.races()
     assert [(c.id, c.score, c.runs) for c in again.candidates()] == [(c.id, c.score, c.runs) for c in first.candidates()]
+
+
+def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_config):
+    """The real sandbox and a real kill: the process dies once the race has recorded an extension."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from generator.campaign.loop import resume, run_campaign
+
+    def config(name):
+        path = make_config(server, name, budget=8, repeats=4)
+        path.write_text(path.read_text().replace("[evaluation]\n", RACING))
+        return path
+
+    reference = config("reference")
+    run_campaign(reference, progress=False)
+    cfg = config("killed")
+    run = cfg.parent / "killed"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (run / "races.jsonl").exists() and (run / "races.jsonl").read_text().count("\n") >= 1:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the campaign ended before its race could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    before = Archive.open(run).races()
+    assert before
+    resume(run, progress=False)
+    after, ref = Archive.open(run), Archive.open(reference.parent / "reference")
+    assert after.races()[: len(before)] == before  # nothing recorded was run again or changed
+    key = lambda a: [(r["id"], r["to"], (r.get("fitness") or {}).get("score")) for r in a.races()]  # noqa: E731
+    assert key(after) == key(ref)
+    assert [(c.id, c.parent_ids, c.score, c.runs) for c in after.candidates()] == \
+        [(c.id, c.parent_ids, c.score, c.runs) for c in ref.candidates()]
