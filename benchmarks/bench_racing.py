@@ -130,6 +130,34 @@ def what_ifs(run_dirs: list[Path], mu: int, max_repeats: int) -> list[dict]:
             for d in run_dirs for m in (2, 3) for conf in (0.75, 0.9, 0.95)]
 
 
+def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
+    """HPO of a run's best candidate, trials racing or not (a copy of the run each, its own study)."""
+    import shutil
+
+    import optuna
+
+    from generator.tuning.hpo import HpoSettings, run_hpo
+
+    copy = out / f"hpo-{'racing' if racing else 'fixed'}-{run_dir.name}"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("hpo*", ".lock"))
+    settings = HpoSettings(trials=args.hpo_trials, repeats=args.repeats, report_repeats=args.check_repeats,
+                           racing=racing, min_repeats=args.min_repeats, confidence=args.confidence)
+    start = time.monotonic()
+    [result] = run_hpo(copy, settings, progress=False)
+    study = optuna.load_study(study_name=result.study_name, storage=f"sqlite:///{copy / 'hpo.db'}")
+    tasks = len(result.train.tasks)
+    if racing:  # a racing trial records its runs
+        runs = sum(int(t.user_attrs.get("runs") or 0) for t in study.trials)
+    else:  # a trial reports once per task, each step `repeats` runs of one task
+        runs = sum(len(t.intermediate_values) * args.repeats for t in study.trials)
+    return {"run": run_dir.name, "racing": racing, "trials": result.trials, "trial_runs": runs,
+            "fixed_trial_runs": len(study.trials) * args.repeats * tasks, "wall_s": round(time.monotonic() - start, 1),
+            "train_after": result.train.after, "train_after_se": result.train.se_after,
+            "test_after": result.test.after if result.test else None,
+            "test_after_se": result.test.se_after if result.test else None, "best_params": result.best_params}
+
+
 def mean_se(values: list[float]) -> tuple[float, float | None]:
     values = [v for v in values if v is not None]
     se = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else None
@@ -151,7 +179,22 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--what-if", nargs="+", default=None, metavar="RUN_DIR",
                     help="only replay racing on these fixed-repeats runs' fields and add it to --json")
+    ap.add_argument("--hpo", nargs="+", default=None, metavar="RUN_DIR",
+                    help="only tune these runs' best candidates with and without racing and add it to --json")
+    ap.add_argument("--hpo-trials", type=int, default=12)
     args = ap.parse_args(argv)
+    if args.hpo:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        rows = [hpo_arm(Path(d), racing, args, out) for d in args.hpo for racing in (False, True)]
+        for row in rows:
+            print(json.dumps(row, default=str))
+        if args.json:
+            doc = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
+            doc["hpo"] = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                          "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
+            Path(args.json).write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        return 0
     if args.what_if:
         rows = what_ifs([Path(d) for d in args.what_if], 4, args.repeats)
         for row in rows:

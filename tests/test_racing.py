@@ -346,3 +346,17 @@ def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_c
     assert key(after) == key(ref)
     assert [(c.id, c.parent_ids, c.score, c.runs) for c in after.candidates()] == \
         [(c.id, c.parent_ids, c.score, c.runs) for c in ref.candidates()]
+
+
+@pytest.mark.parametrize("line, words", [("min_repeats = 1", "evaluation.min_repeats"),
+                                         ("confidence = 1.5", "evaluation.confidence"),
+                                         ('racing = "yes"', "evaluation.racing")])
+def test_bad_racing_settings_name_the_key(tmp_path, line, words):
+    from generator.config import ConfigError, load_config
+
+    text = (ROOT / "campaigns" / "quickstart.toml").read_text().replace("[evaluation]\n", f"[evaluation]\n{line}\n")
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=words):
+        load_config(path)
+    assert load_config(ROOT / "campaigns" / "quickstart.toml").evaluation.racing is False  # off by default
