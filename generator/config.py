@@ -214,9 +214,12 @@ class EvaluationConfig(Section):
     aggregate: Literal["mean", "median", "iqm"] = "iqm"
     # racing (generator.scoring.racing): candidates start with min_repeats runs per task; only those that
     # can still enter the survivors get more, up to `repeats`; false: every candidate gets `repeats`
-    racing: bool = Field(False, strict=True)
-    min_repeats: int = Field(3, ge=2, strict=True)
-    confidence: float = Field(0.9, gt=0.5, lt=1.0)  # one-sided, of the paired t-test that cuts a candidate
+    racing: bool = Field(False, strict=True, description="race candidates: min_repeats runs per task first, more (up "
+                         "to repeats) only for those a paired t-test cannot place below the survivors; false: "
+                         "every candidate gets repeats")
+    min_repeats: int = Field(3, ge=2, strict=True, description="racing: runs per task of a new candidate (the first stage)")
+    confidence: float = Field(0.9, gt=0.5, lt=1.0, description="racing: one-sided confidence of the paired t-test "
+                              "that stops giving a candidate runs")
 
     @field_validator("executor")
     @classmethod
