@@ -201,8 +201,11 @@ def main(argv=None) -> int:
             print(json.dumps(row))
         if args.json:
             doc = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
-            doc["what_if"] = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
-                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "mu": 4, "rows": rows}
+            earlier = doc.get("what_if") or []
+            doc["what_if"] = ([earlier] if isinstance(earlier, dict) else earlier) + [{
+                "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "mu": 4, "repeats": args.repeats,
+                "rows": rows}]
             Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
         return 0
     out = Path(args.out)
