@@ -98,12 +98,14 @@ class Entrant:
 def race_round(entrants: list[Entrant], mu: int, settings: RaceSettings) -> dict[str, int]:
     """Who gets more runs this round, and how many repeats per task each reaches (empty: decided)."""
     ranked = sorted(entrants, key=lambda e: (-e.score, e.id))
+    if len(ranked) <= mu:  # every one of them survives: nothing to decide yet (the next generation's race will)
+        return {}
     more = {}
-    bar = ranked[mu - 1] if len(ranked) > mu else None
+    bar = ranked[mu - 1]
     for rank, e in enumerate(ranked):
         if e.repeats >= settings.max_repeats:
             continue
-        if bar is None or rank < mu or not significantly_worse(e.values, bar.values, settings.confidence):
+        if rank < mu or not significantly_worse(e.values, bar.values, settings.confidence):
             more[e.id] = settings.next_stage(e.repeats)
     return more
 
