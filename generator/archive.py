@@ -14,6 +14,8 @@ RUN_DIR/
   candidates.jsonl     one JSON object per generated candidate (see Candidate), append-only
   generations.jsonl    one JSON object per finished generation: {"generation", "population": [ids]}, plus
                        "niches" (generator.campaign.niches) and "bandit" when they are on
+  races.jsonl          racing only: one JSON object per extension of a candidate's runs, {"id", "to",
+                       "fitness"} (its Fitness with all runs so far) or {"id", "to", "error"}
   code/<id>.py         the source of each candidate that had code
   .lock                the run's lock (generator.run_lock): one campaign at a time, `hpo` shared
   hpo/, report/, export/   reserved for the rooms that build on a run
@@ -42,6 +44,7 @@ from generator.jsonl import read_lines, repair_tail
 CANDIDATES = "candidates.jsonl"
 EXCHANGES = "exchanges.jsonl"
 GENERATIONS = "generations.jsonl"
+RACES = "races.jsonl"
 STATUS = "status.json"
 CONFIG = "config.json"
 
@@ -92,6 +95,17 @@ class Candidate:
     def ok(self) -> bool:
         return self.score is not None
 
+    @property
+    def se(self) -> float | None:
+        """Standard error of the mean P (over its repeats, tasks aggregated per repeat); None if unknown."""
+        return ((self.fitness or {}).get("metadata") or {}).get("se") if self.ok else None
+
+    @property
+    def runs(self) -> int:
+        """Sandbox runs (task x repeat) its score rests on."""
+        per = (self.fitness or {}).get("per_task") or {}
+        return sum(len(v.get("per_repeat") or ()) for v in per.values() if isinstance(v, dict))
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -99,6 +113,15 @@ class Candidate:
     def from_dict(cls, data: dict) -> "Candidate":
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def apply_race(candidate: Candidate, record: dict) -> None:
+    """Give a candidate the runs a race record added (or, for a failed extension, mark its race over)."""
+    if record.get("fitness") is not None:
+        candidate.fitness = record["fitness"]
+    elif candidate.fitness is not None:  # runs that failed where the first ones did not: no more runs
+        meta = {**(candidate.fitness.get("metadata") or {}), "race_stopped": record.get("error") or "error"}
+        candidate.fitness = {**candidate.fitness, "metadata": meta}
 
 
 def _append_line(path: Path, record: dict) -> None:
@@ -157,7 +180,7 @@ class Archive:
 
     def prepare_append(self) -> None:
         """Make the append-only files safe to extend after a crash."""
-        for name in (CANDIDATES, EXCHANGES, GENERATIONS):
+        for name in (CANDIDATES, EXCHANGES, GENERATIONS, RACES):
             repair_tail(self.run_dir / name)
         (self.run_dir / "code").mkdir(exist_ok=True)
 
@@ -167,9 +190,19 @@ class Archive:
         """The validated campaign configuration as a plain dict (see generator.config)."""
         return json.loads((self.run_dir / CONFIG).read_text())
 
-    def candidates(self) -> list[Candidate]:
-        """All candidates in the order they were generated."""
-        return read_lines(self.run_dir / CANDIDATES, Candidate.from_dict)
+    def candidates(self, raced: bool = True) -> list[Candidate]:
+        """All candidates in the order they were generated (with the runs racing added, unless not `raced`)."""
+        cands = read_lines(self.run_dir / CANDIDATES, Candidate.from_dict)
+        if raced:
+            by_id = {c.id: c for c in cands}
+            for record in self.races():
+                if record.get("id") in by_id:
+                    apply_race(by_id[record["id"]], record)
+        return cands
+
+    def races(self) -> list[dict]:
+        """Racing's extensions of candidates' runs, in the order they were made."""
+        return read_lines(self.run_dir / RACES)
 
     def candidate(self, cid: str) -> Candidate:
         for c in self.candidates():
@@ -211,6 +244,7 @@ class Archive:
         for c in self.candidates():
             row = {"id": c.id, "generation": c.generation, "operator": c.operator,
                    "parent_ids": ",".join(c.parent_ids), "description": c.description, "score": c.score,
+                   "se": c.se, "runs": c.runs,
                    "error_kind": (c.error or {}).get("kind"), "duplicate_of": c.duplicate_of,
                    "code_path": c.code_path, "exchange_id": c.exchange_id}
             row.update({f"score:{t}": s for t, s in c.per_task.items()})
@@ -230,6 +264,9 @@ class Archive:
 
     def append_exchange(self, exchange) -> None:
         _append_line(self.run_dir / EXCHANGES, exchange.to_dict())
+
+    def append_race(self, record: dict) -> None:
+        _append_line(self.run_dir / RACES, record)
 
     def append_generation(self, generation: int, population: list[str], extra: dict | None = None) -> None:
         """Record a finished generation; `extra`: e.g. its "niches" and "bandit" state."""

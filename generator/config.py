@@ -252,6 +252,14 @@ class EvaluationConfig(Section):
     # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
     # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
     aggregate: Literal["mean", "median", "iqm"] = Field("iqm", description="how a candidate's fitness combines its per-task P: 'iqm' (interquartile mean; the mean below 4 tasks), 'mean' or 'median'")
+    # racing (generator.scoring.racing): candidates start with min_repeats runs per task; only those that
+    # can still enter the survivors get more, up to `repeats`; false: every candidate gets `repeats`
+    racing: bool = Field(False, strict=True, description="race candidates: min_repeats runs per task first, more (up "
+                         "to repeats) only for those a paired t-test cannot place below the survivors; false: "
+                         "every candidate gets repeats")
+    min_repeats: int = Field(3, ge=2, strict=True, description="racing: runs per task of a new candidate (the first stage)")
+    confidence: float = Field(0.9, gt=0.5, lt=1.0, description="racing: one-sided confidence of the paired t-test "
+                              "that stops giving a candidate runs")
 
     @field_validator("executor")
     @classmethod
@@ -417,7 +425,8 @@ LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean",
                  "evolution.niches.migration_interval": 3, "evolution.niches.map_elites": False,
                  "evolution.niches.bins": 3, "evolution.bandit.enabled": False, "evolution.bandit.discount": 0.9,
                  "evolution.bandit.exploration": 0.5, "llm.models": [],
-                 "tasks.validation": [], "tasks.finalists": 5}
+                 "tasks.validation": [], "tasks.finalists": 5,
+                 "evaluation.racing": False}
 
 
 def with_legacy_values(data: dict) -> dict:

@@ -101,8 +101,10 @@ class Evolution:
     def __init__(self, cfg, produce: Callable[[Plan], Candidate] | None = None,
                  on_generation: Callable[[int, list[Candidate]], None] | None = None,
                  produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None,
-                 models=(), cost_of: Callable[[Candidate], float] | None = None):
+                 models=(), cost_of: Callable[[Candidate], float] | None = None,
+                 race: Callable[[list[Candidate], int], None] | None = None):
         self.cfg = cfg  # generator.config.EvolutionConfig
+        self.race = race  # racing: gives more runs to the pool's contenders before survivors are chosen
         if produce_generation is None:
             produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731
         self.produce_generation = produce_generation
@@ -231,6 +233,8 @@ class Evolution:
 
     def _settle(self, generation: int, offspring: list[Candidate], strategy: str) -> None:
         """The next population: per island and grid with niches, else the mu best."""
+        if self.race is not None:  # the pool survivors are drawn from (parents too: mu,lambda may fall back)
+            self.race(offspring + self.population, self.cfg.n_parents)
         if self.niches is None:
             self.population = survivors(self.population, offspring, self.cfg.n_parents, strategy)
             return

@@ -37,7 +37,7 @@ class Campaign:
         self.cfg = cfg
         self.archive = archive
         archive.prepare_append()
-        self.done = {c.id: c for c in archive.candidates()}
+        self.done = {c.id: c for c in archive.candidates(raced=False)}  # the race is replayed from its record
         exchanges = archive.exchanges()
         usage = Usage()
         for ex in exchanges:
@@ -120,24 +120,49 @@ class Campaign:
         self._tick(cand)
         self._write_status("running")
 
-    def evaluated(self) -> None:
+    def evaluated(self, runs: int | None = None) -> None:
         """One candidate's sandbox runs are done (the evaluation progress bar)."""
         if self._eval_bar is not None:
-            self._eval_bar.update(len(self.train) * self.cfg.evaluation.repeats)
+            self._eval_bar.update(runs if runs is not None else len(self.train) * self.first_repeats())
 
-    def evaluate(self, code: str):
+    def first_repeats(self) -> int:
+        """Repeats per task a new candidate gets: all of them, or with racing the first stage."""
+        ev = self.cfg.evaluation
+        return min(ev.min_repeats, ev.repeats) if ev.racing else ev.repeats
+
+    def evaluate(self, code: str, repeats: int | None = None, first_repeat: int = 0):
         """Fitness of a candidate's code on the training tasks (sandboxed; static checks first)."""
         ev = self.cfg.evaluation
         seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
+        repeats = repeats or self.first_repeats()
         if self._evaluate is not None:
-            return aggregated(self._evaluate(code, self.train, ev.repeats, seed, ev.timeout, ev.workers), ev.aggregate)
+            more = {"first_repeat": first_repeat} if first_repeat else {}
+            return aggregated(self._evaluate(code, self.train, repeats, seed, ev.timeout, ev.workers, **more),
+                              ev.aggregate)
         from generator.evaluation.evaluate import evaluate_source
 
         with self._lock:  # candidates are evaluated from several threads: make the shared parts once
             self._connect()
             seeds = self.seeds(seed)
-        return aggregated(evaluate_source(code, self.train, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
-                                          workers=ev.workers, executor=self._executor, seeds=seeds), ev.aggregate)
+        return aggregated(evaluate_source(code, self.train, repeats=repeats, seed=seed, timeout_s=ev.timeout,
+                                          workers=ev.workers, executor=self._executor, seeds=seeds,
+                                          first_repeat=first_repeat), ev.aggregate)
+
+    def race(self):
+        """The race between generations ([evaluation] racing), or None for fixed repeats."""
+        ev = self.cfg.evaluation
+        if not ev.racing:
+            return None
+        from generator.campaign.race import Race
+        from generator.scoring.racing import RaceSettings
+
+        def extend(code: str, repeats: int, first_repeat: int):
+            fitness = self.evaluate(code, repeats, first_repeat)
+            self.evaluated(repeats * len(self.train))
+            return fitness
+
+        settings = RaceSettings(min(ev.min_repeats, ev.repeats), ev.repeats, ev.confidence)
+        return Race(settings, self.archive, lambda c: self.archive.code(c) or "", extend, ev.aggregate)
 
     def connect(self) -> None:
         """Make the campaign's executor now (connect to its cluster); raises what went wrong."""
@@ -217,7 +242,7 @@ class Campaign:
 
         evo = self._evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
                                     on_generation=lambda g, pop: self._on_generation(g, pop),
-                                    models=self.cfg.llm.models, cost_of=self.cost_of)
+                                    models=self.cfg.llm.models, cost_of=self.cost_of, race=self.race())
         from generator.campaign.niches import never_exchange
 
         if never_exchange(self.cfg.evolution) and self.progress:

@@ -35,10 +35,13 @@ def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
     if not board:
         return ["  (no working candidate yet)"]
     tasks = list(board[0].per_task)
-    lines = [f"  {'rank':>4} {'id':6} {'score':>7}  " + "  ".join(f"{t[:22]:>22}" for t in tasks) + "  operator  description"]
+    lines = [f"  {'rank':>4} {'id':6} {'score':>7} {'± SE':>6} {'runs':>5}  " + "  ".join(f"{t[:22]:>22}" for t in tasks)
+             + "  operator  description"]
     for rank, c in enumerate(board[:k], 1):
         per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
-        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f}  {per}  {c.operator:8}  {printable(c.description[:60], newlines=False)}")
+        se = f"± {c.se:.3f}" if c.se is not None else "±   ?"  # '?': one repeat, or a run made before SE was kept
+        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f} {se:>7} {c.runs:>5}  {per}  {c.operator:8}  "
+                     f"{printable(c.description[:60], newlines=False)}")
     return lines
 
 
@@ -69,7 +72,8 @@ def format_summary(s: Summary) -> str:
     if best is None:
         lines.append("best candidate: none")
     else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
-        lines.append(f"best candidate: {best.id}, P {best.score:.3f} (its code: {s.best_file}; not yet a Kernel Tuner "
+        se = f" ± {best.se:.3f}" if best.se is not None else ""
+        lines.append(f"best candidate: {best.id}, P {best.score:.3f}{se} (its code: {s.best_file}; not yet a Kernel Tuner "
                      "strategy, `tunesmith export` makes one)")
     lines.append(_usage_line(s.usage, s.model))
     if s.state != "finished":

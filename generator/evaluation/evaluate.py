@@ -15,6 +15,7 @@ import numpy as np
 from generator.sandbox.checks import check_source, inspect_source
 from generator.errors import TunesmithError, printable
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
+from generator.scoring.racing import repeat_values, standard_error
 from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
 from generator.tasks.cache import Task
 from generator.evaluation.runs import init_kwargs, run_seed  # noqa: F401  (also imported from here)
@@ -32,9 +33,12 @@ def plan_jobs(runs: list[tuple[int, int, int]], workers: int) -> list[list[tuple
 
 def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int = 0, timeout_s: float = 30.0,
                     hyperparameters: dict | None = None, workers: int = 1, *, executor=None,
-                    config: SandboxConfig | None = None, seeds: dict | None = None) -> Fitness:
+                    config: SandboxConfig | None = None, seeds: dict | None = None,
+                    first_repeat: int = 0) -> Fitness:
     """Score a candidate's source on tasks x repeats in the sandbox (Fitness.error says why not).
 
+    `first_repeat`: run repeats first_repeat .. first_repeat + repeats - 1 (racing adds runs to a candidate;
+    repeat r has the same seed for every candidate, so candidates are compared on the same draws).
     `seeds` ((task index, repeat) -> generator.scoring.seeding.SeedRun) makes hybrid runs: those rows are
     charged first and the candidate's random samples start with them (see generator.guided.run)."""
     from generator.scoring.score import budget_for
@@ -47,7 +51,8 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
         return Fitness(None, {}, time.monotonic() - start, found, {"seed": seed, "repeats": repeats})
     budgets = [budget_for(t) for t in tasks]
     config = config or SandboxConfig(timeout_s=float(timeout_s))
-    runs = [(ti, r, run_seed(seed, r)) for ti in range(len(tasks)) for r in range(repeats)]
+    repeat_ids = range(int(first_repeat), int(first_repeat) + repeats)
+    runs = [(ti, r, run_seed(seed, r)) for ti in range(len(tasks)) for r in repeat_ids]
     live = {ti for ti, t in enumerate(tasks) if _is_live(t)}
     # a cluster: one chunk per slot; live runs all go to one job, run one after another (one device)
     chunks = plan_jobs([r for r in runs if r[0] not in live], max(workers, getattr(executor, "slots", 0)))
@@ -65,6 +70,7 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
     fitness = _aggregate(tasks, repeats, outcomes, seed)
     fitness.wall_s = time.monotonic() - start
     fitness.metadata.update({"seed": seed, "repeats": repeats, "timeout_s": config.timeout_s,
+                             "first_repeat": int(first_repeat),
                              "workers": len(jobs), "class_name": found.class_name,
                              "hyperparameters": jobs[0].init_kwargs})
     return fitness
@@ -144,7 +150,7 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
         per_task[task.name] = TaskFitness(
             score=ts.score, std=ts.std, fevals=float(np.mean([t.fevals for t in traces])),
             unique=float(np.mean([t.rows.size for t in traces])), per_repeat=tuple(ts.per_repeat),
-            wall_s=float(sum(r.wall_s for r in mine)))
+            wall_s=float(sum(r.wall_s for r in mine)), runs=len(traces), se=standard_error(ts.per_repeat))
         if not _is_live(task):  # a live task's rows have no answer key to find the incumbent by
             behaviours += [run_behaviour(task.space.valid, task.key.values, t.rows,
                                          not task.objective.higher_is_better) for t in traces]
@@ -152,6 +158,8 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
     if behaviour is not None:  # the candidate's niche ([niches]): measured here, from the oracle's rows
         meta["behaviour"] = behaviour
     score = float(np.mean([tf.score for tf in per_task.values()]))
+    meta["runs"] = sum(tf.runs for tf in per_task.values())
+    meta["se"] = standard_error(repeat_values({t: tf.to_dict() for t, tf in per_task.items()}))
     return Fitness(score, per_task, 0.0, None, meta)
 
 

@@ -51,8 +51,11 @@ class Provenance:
 NOT_TUNED = "not tuned"  # no `tunesmith hpo` result: nothing was tried, so nothing failed or was kept
 
 
-def _fmt(score) -> str:
-    return "failed" if score is None else f"{score:.3f}"
+def _fmt(score, se=None) -> str:
+    """'0.812', '0.812 ± 0.020' with its standard error, or 'failed'."""
+    if score is None:
+        return "failed"
+    return f"{score:.3f}" + (f" ± {se:.3f}" if isinstance(se, (int, float)) else "")
 
 
 def _indented(text: str, width: int = 100) -> list[str]:
@@ -87,9 +90,11 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
         if s:
             tasks = ", ".join(s.get("tasks", []))
             label = "tuned" if prov.hpo.get("accepted", True) else "best trial's values (not kept)"
-            after = f"{label} {_fmt(s.get('after'))}" if prov.hpo else NOT_TUNED
+            after = f"{label} {_fmt(s.get('after'), s.get('se_after'))}" if prov.hpo else NOT_TUNED
             reps = f"; {prov.hpo['report_repeats']} repeats per task" if prov.hpo.get("report_repeats") else ""
-            lines.append(f"- score P on {split} tasks ({tasks}{reps}): default {_fmt(s.get('before'))}, {after}")
+            reps = reps or (f"; {s['runs']} runs" if s.get("runs") else "")
+            lines.append(f"- score P on {split} tasks ({tasks}{reps}): default {_fmt(s.get('before'), s.get('se_before'))}"
+                         f", {after}")
     if prov.hpo:
         kept = "defaults kept" if prov.hpo.get("accepted", True) else \
             "defaults kept (the best trial did not beat them on fresh seeds)"
@@ -228,14 +233,16 @@ def provenance_of(archive, candidate, result) -> Provenance:
             s = getattr(result, split)
             if s is not None:
                 scores[split] = {"tasks": s.tasks, "before": s.before, "after": s.after,
-                                 "per_task_after": s.per_task_after}
+                                 "per_task_after": s.per_task_after, "se_before": s.se_before,
+                                 "se_after": s.se_after}
         hpo = {"trials": result.trials.get("complete", 0) + result.trials.get("pruned", 0), "sampler": "TPE",
                "study": result.study_name, "repeats": result.repeats, "best_params": result.best_params,
                "accepted": result.accepted, "report_repeats": result.report_repeats,
                "pruned": result.trials.get("pruned", 0)}
     elif candidate.score is not None:
         train = list(candidate.per_task)
-        scores["train"] = {"tasks": train, "before": candidate.score, "after": None}
+        scores["train"] = {"tasks": train, "before": candidate.score, "after": None, "se_before": candidate.se,
+                           "runs": candidate.runs}
     desc = (candidate.description or "").lstrip("# ").strip()
     return Provenance(campaign or "unnamed", candidate.id, ancestors(archive, candidate.id),
                       generator_label((config.get("llm") or {}).get("model")), str(archive.run_dir),
@@ -304,8 +311,8 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
     for split in ("train", "test"):
         s = prov.scores.get(split)
         if s:
-            lines.append(f"| {', '.join(s.get('tasks', []))} | {split} | {_fmt(s.get('before'))} | "
-                         f"{_fmt(s.get('after')) if hpo else NOT_TUNED} |")
+            lines.append(f"| {', '.join(s.get('tasks', []))} | {split} | {_fmt(s.get('before'), s.get('se_before'))} | "
+                         f"{_fmt(s.get('after'), s.get('se_after')) if hpo else NOT_TUNED} |")
     path = module.parent / "reports" / f"{name}.md"
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines) + "\n")

@@ -90,7 +90,8 @@ def report_data(lineage: Lineage) -> dict:
         "nodes": nodes,
         "graph": _layout(lineage),
         "exchanges": exchanges,
-        "top": [{"id": c.id, "score": c.score, "scores": [c.per_task.get(t) for t in tasks]} for c in ranked[:TOP_K]],
+        "top": [{"id": c.id, "score": c.score, "se": c.se, "runs": c.runs, "scores": [c.per_task.get(t) for t in tasks]}
+                for c in ranked[:TOP_K]],
         "operators": [vars(s) for s in lineage.operator_stats()],
         "errors": {str(g): dict(k) for g, k in lineage.error_kinds().items()},
         "usage": lineage.usage(),
@@ -167,6 +168,7 @@ def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
     return {
         "id": c.id, "generation": c.generation, "operator": c.operator, "parents": list(c.parent_ids),
         "children": lineage.children(cid), "description": c.description or "", "score": c.score,
+        "se": c.se, "runs": c.runs,
         "per_task": {t: (v if isinstance(v, dict) else {"score": v}) for t, v in per.items()},
         "error": c.error, "duplicate_of": c.duplicate_of, "code": lineage.code(cid),
         "diffs": {p: lineage.diff(cid, p) for p in lineage.parents(cid)},

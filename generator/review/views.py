@@ -95,7 +95,8 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
     c = lineage.get(cid)
     out = [f"{c.id}  generation {c.generation}  operator {c.operator}  parents {', '.join(c.parent_ids) or '-'}",
            f"description: {safe_text(c.description)}",
-           f"score: {score_label(lineage, cid)}" + _delta_note(lineage, cid)]
+           f"score: {score_label(lineage, cid)}" + (f" ± {c.se:.3f} ({c.runs} runs)" if c.se is not None else "")
+           + _delta_note(lineage, cid)]
     if c.timings:
         out.append("timings: " + ", ".join(f"{k} {v:.2f}s" if isinstance(v, (int, float)) else f"{k} {v}"
                                            for k, v in c.timings.items()))
@@ -105,6 +106,8 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
         for name, score in c.per_task.items():
             extra = per.get(name) if isinstance(per.get(name), dict) else {}
             std = f" ± {extra['std']:.3f}" if isinstance(extra.get("std"), (int, float)) else ""
+            if isinstance(extra.get("se"), (int, float)):  # the standard error of P, over its runs
+                std += f" (SE {extra['se']:.3f}, {len(extra.get('per_repeat') or ())} runs)"
             fe = f"  ({extra['fevals']:.0f} evaluations)" if isinstance(extra.get("fevals"), (int, float)) else ""
             out.append(f"  {name:<40} {score:.3f}{std}{fe}" if score is not None else f"  {name:<40} -")
     if c.error:

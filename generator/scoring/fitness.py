@@ -63,6 +63,8 @@ class TaskFitness:
     unique: float = 0.0  # mean unique valid configurations evaluated per run
     per_repeat: tuple[float, ...] = ()
     wall_s: float = 0.0  # real seconds the runs of this task took in the sandbox
+    runs: int = 0  # sandbox runs scored on this task (the repeats; racing gives some candidates more)
+    se: float | None = None  # standard error of P over those runs (None below two)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -85,7 +87,7 @@ class Fitness:
     per_task: dict[str, TaskFitness] = field(default_factory=dict)
     wall_s: float = 0.0
     error: CandidateError | None = None
-    metadata: dict = field(default_factory=dict)  # seed, repeats, limits, protections that held
+    metadata: dict = field(default_factory=dict)  # seed, repeats, runs, se, limits, protections that held
 
     @property
     def ok(self) -> bool:

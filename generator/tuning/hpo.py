@@ -53,6 +53,11 @@ class HpoSettings:
     worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
     report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
     heartbeat: float = 30.0  # seconds between a trial's heartbeats; a silent trial is failed after GRACE_BEATS of them
+    # racing (the campaign's [evaluation] racing): a trial runs min_repeats per task first, and more (up to
+    # `repeats`) only while a paired t-test cannot tell it is worse than the best finished trial
+    racing: bool = False
+    min_repeats: int = 3
+    confidence: float = 0.9
 
 
 # -- the search space a candidate declares ------------------------------------------------------
@@ -148,11 +153,11 @@ def _sampler_seed(study, settings: HpoSettings) -> int:
 # -- the objective -----------------------------------------------------------------------------
 
 def _evaluate(source: str, tasks: list, repeats: int, seed: int, timeout_s: float, params: dict | None,
-              workers: int):
+              workers: int, first_repeat: int = 0):
     from generator.evaluation.evaluate import evaluate_source
 
     return evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
-                           hyperparameters=params, workers=workers)
+                           hyperparameters=params, workers=workers, first_repeat=first_repeat)
 
 
 def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSettings, timeout_s: float,
@@ -165,6 +170,11 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
             trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
             return float("nan")
         params = {name: suggest(trial, name, dist) for name, dist in dists.items()}
+        if settings.racing:
+            from generator.tuning.racing import raced_trial
+
+            return raced_trial(trial, lambda n, first: _evaluate(source, train_tasks, n, settings.seed, timeout_s,
+                                                                  params, workers, first), settings)
         scores = []
         for step, task in enumerate(train_tasks):
             fit = _evaluate(source, [task], settings.repeats, settings.seed, timeout_s, params, workers)
@@ -188,8 +198,7 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
     study = optuna.create_study(
         study_name=study_name(run_dir, cid),
         storage=open_storage(storage_url(run_dir, settings.storage), settings.storage_origin, settings.heartbeat),
-        direction="maximize", load_if_exists=True,
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0))
+        direction="maximize", load_if_exists=True, pruner=_pruner(settings))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
@@ -222,6 +231,15 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
     finally:
         bar.close()
     return study
+
+
+def _pruner(settings: HpoSettings):
+    """Racing: a paired t-test against the best finished trial; else median pruning per task."""
+    if settings.racing:
+        from generator.tuning.racing import RacePruner
+
+        return RacePruner(settings.confidence)
+    return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0)
 
 
 class _OthersTrials:
@@ -287,12 +305,13 @@ def candidates_to_tune(archive: Archive, settings: HpoSettings) -> list:
     return best
 
 
-def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[float | None, dict]:
+def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[float | None, dict, float | None]:
     if not tasks:
-        return None, {}
+        return None, {}, None
     fit = _evaluate(source, tasks, repeats, seed, timeout_s, params, workers)
     per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
-    return (None if fit.error is not None else fit.score), per
+    failed = fit.error is not None
+    return (None if failed else fit.score), per, (None if failed else (getattr(fit, "metadata", None) or {}).get("se"))
 
 
 def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, seed: int, timeout_s: float,
@@ -300,9 +319,9 @@ def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, s
     """Score the default and the tuned values on a task set with the same fresh seed."""
     if not tasks:
         return None
-    b, pb = _split(source, tasks, before or None, repeats, seed, timeout_s, workers)
-    a, pa = (b, pb) if after == before else _split(source, tasks, after, repeats, seed, timeout_s, workers)
-    return SplitScores([t.name for t in tasks], b, a, pb, pa)
+    b, pb, sb = _split(source, tasks, before or None, repeats, seed, timeout_s, workers)
+    a, pa, sa = (b, pb, sb) if after == before else _split(source, tasks, after, repeats, seed, timeout_s, workers)
+    return SplitScores([t.name for t in tasks], b, a, pb, pa, sb, sa)
 
 
 def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: list, settings: HpoSettings,
@@ -425,6 +444,8 @@ def settings_from_config(config: dict, **overrides) -> HpoSettings:
     section.pop("enabled", None)
     known = HpoSettings.__dataclass_fields__
     values = {k: v for k, v in section.items() if k in known}
+    evaluation = config.get("evaluation") or {}  # trials race as the campaign's candidates did
+    values.update({k: evaluation[k] for k in ("racing", "min_repeats", "confidence") if k in evaluation})
     values.update({k: v for k, v in overrides.items() if v is not None and k in known})
     if values.get("storage") is not None and overrides.get("storage") is None:
         values["storage_origin"] = "[hpo] storage ="

@@ -21,6 +21,8 @@ class SplitScores:
     after: float | None
     per_task_before: dict[str, float | None] = field(default_factory=dict)
     per_task_after: dict[str, float | None] = field(default_factory=dict)
+    se_before: float | None = None  # standard errors of before/after over their repeats
+    se_after: float | None = None
 
 
 @dataclass
@@ -93,6 +95,11 @@ def load_results(run_dir) -> dict[str, HpoResult]:
     return results
 
 
+def _pm(se) -> str:
+    """' ± 0.012', or nothing where the standard error is unknown."""
+    return f" ± {se:.3f}" if isinstance(se, (int, float)) and not math.isnan(se) else ""
+
+
 def format_result(r: HpoResult) -> str:
     """A few lines for the terminal."""
     def f(x):
@@ -105,7 +112,8 @@ def format_result(r: HpoResult) -> str:
              f"study {r.study_name}"]
     for label, s in (("train", r.train), ("test", r.test)):
         if s is not None:
-            lines.append(f"  {label:5s} P  default {f(s.before)}  ->  tuned {f(s.after)}   ({', '.join(s.tasks)})")
+            lines.append(f"  {label:5s} P  default {f(s.before)}{_pm(s.se_before)}  ->  tuned {f(s.after)}"
+                         f"{_pm(s.se_after)}   ({', '.join(s.tasks)})")
     changed = {k: v for k, v in r.best_params.items() if r.defaults.get(k) != v}
     if changed and not r.accepted:
         lines.append(f"  best trial {json.dumps(changed)} did not beat the defaults on fresh seeds: defaults kept")

@@ -25,7 +25,10 @@
   function scoreLabel(n) {
     if (n.duplicate_of) return "duplicate of " + n.duplicate_of;
     if (n.error) return "failed: " + (n.error.kind || "?");
-    return typeof n.score === "number" ? fmt(n.score) : "pending";
+    return typeof n.score === "number" ? fmt(n.score) + pm(n.se) : "pending";
+  }
+  function pm(se) {  // "± SE" of a mean P, when its runs give one
+    return typeof se === "number" ? " ± " + fmt(se) : "";
   }
   function firstLine(s) {
     return String(s || "").trim().split("\n")[0];
@@ -58,7 +61,7 @@
     const u = data.usage || {};
     const failed = data.nodes.filter((n) => n.error).length;
     box.appendChild(card("candidates", data.run.candidates + (data.run.budget ? " / " + data.run.budget : "")));
-    box.appendChild(card("best score P", best ? fmt(best.score) + " (" + best.id + ")" : "–"));
+    box.appendChild(card("best score P", best ? fmt(best.score) + pm(best.se) + " (" + best.id + ")" : "–"));
     box.appendChild(card("failed", failed));
     box.appendChild(card("generations", (data.graph.rows || []).length));
     box.appendChild(card(callsLabel, u.calls || 0));
@@ -169,10 +172,11 @@
     const tasks = Object.keys(n.per_task || {});
     if (tasks.length) {
       panel.appendChild(el("h3", "", "Scores per task"));
-      panel.appendChild(table(["task", "score P", "std", "evaluations"], tasks.map((t) => {
+      panel.appendChild(table(["task", "score P", "± SE", "std", "runs", "evaluations"], tasks.map((t) => {
         const v = n.per_task[t] || {};
-        return [t, fmt(v.score), fmt(v.std), typeof v.fevals === "number" ? fmt(v.fevals, 0) : "–"];
-      }), [false, true, true, true]));
+        const runs = Array.isArray(v.per_repeat) ? v.per_repeat.length : "–";
+        return [t, fmt(v.score), fmt(v.se), fmt(v.std), runs, typeof v.fevals === "number" ? fmt(v.fevals, 0) : "–"];
+      }), [false, true, true, true, true, true]));
     }
     if (n.error) {
       const box = el("div", "error");
@@ -223,7 +227,7 @@
     for (const row of data.top) {
       const tr = el("tr", "pick");
       tr.appendChild(el("td", "", row.id));
-      tr.appendChild(el("td", "num", fmt(row.score)));
+      tr.appendChild(el("td", "num", fmt(row.score) + pm(row.se)));
       row.scores.forEach((v) => {
         const td = el("td", "cell", fmt(v, 2));
         if (typeof v === "number") {

@@ -1,0 +1,67 @@
+"""The campaign's race between generations: more runs for the candidates that can still survive.
+
+`Race` is called by the loop with the pool survivors are chosen from; it asks
+`generator.scoring.racing.race_round` who is undecided, adds their runs (recorded in the archive's
+races.jsonl before the candidate is changed) and asks again until everybody is decided or capped.
+On resume and replay a recorded extension is reused, never run again, and since the decisions depend
+only on the recorded fitness the race continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from generator.archive import Archive, Candidate, apply_race
+from generator.scoring.racing import Entrant, RaceSettings, merge_fitness, race_round, repeat_blocks
+
+
+def repeats_of(cand: Candidate) -> int:
+    """Runs per task a candidate has (the fewest over its tasks)."""
+    per_task = (cand.fitness or {}).get("per_task") or {}
+    return min((len(t.get("per_repeat") or ()) for t in per_task.values()), default=0)
+
+
+class Race:
+    """Races pools of candidates; `extend(code, repeats, first_repeat)` runs more repeats of a candidate."""
+
+    def __init__(self, settings: RaceSettings, archive: Archive, code: Callable[[Candidate], str],
+                 extend: Callable[[str, int, int], object], aggregate: str = "mean"):
+        self.settings = settings
+        self.archive = archive
+        self.code = code
+        self.extend = extend
+        self.aggregate = aggregate
+        self.recorded = {(r["id"], int(r["to"])): r for r in archive.races()}
+        self.runs_added = 0  # sandbox runs this session added (not those reused from the record)
+
+    def entrant(self, cand: Candidate) -> Entrant:
+        n = repeats_of(cand)
+        if (cand.fitness.get("metadata") or {}).get("race_stopped"):
+            n = self.settings.max_repeats  # its later runs failed: it keeps what it has
+        return Entrant(cand.id, cand.score, repeat_blocks(cand.fitness["per_task"]), n)
+
+    def __call__(self, pool: list[Candidate], mu: int) -> None:
+        """Race `pool` (working, non-duplicate candidates) for `mu` places, in rounds, until decided."""
+        pool = [c for c in pool if c.ok and not c.duplicate_of]
+        by_id = {c.id: c for c in pool}
+        while True:
+            more = race_round([self.entrant(c) for c in pool], mu, self.settings)
+            if not more:
+                return
+            for cid in sorted(more):  # plan order: the record is the same however the race is run
+                self._run_more(by_id[cid], more[cid])
+
+    def _run_more(self, cand: Candidate, to: int) -> None:
+        record = self.recorded.get((cand.id, to))
+        if record is None:
+            have = repeats_of(cand)
+            fitness = self.extend(self.code(cand), to - have, have)
+            fitness = fitness.to_dict() if hasattr(fitness, "to_dict") else fitness
+            self.runs_added += (to - have) * len(cand.fitness["per_task"])
+            if fitness.get("error"):
+                record = {"id": cand.id, "to": to, "error": fitness["error"]}
+            else:
+                record = {"id": cand.id, "to": to, "fitness": merge_fitness(cand.fitness, fitness, self.aggregate)}
+            self.archive.append_race(record)  # durable before the candidate changes
+            self.recorded[(cand.id, to)] = record
+        apply_race(cand, record)

@@ -1,0 +1,136 @@
+"""Racing: more runs only for candidates that can still matter (irace-style paired t-tests).
+
+A candidate is first scored on `min_repeats` repeats per task. Between generations the pool that
+survivors are chosen from is raced: the `mu` best (by mean P) and every candidate whose paired
+difference to the mu-th best is not significantly negative get more repeats (the next stage:
+min, 2 min, 4 min, ... up to the cap); a candidate whose one-sided upper confidence bound on that
+difference lies below zero is out and keeps the runs it had. Rounds repeat until nobody is
+undecided below the cap. Repeat r of every candidate uses the same seed (common random numbers),
+so the difference of two candidates at repeat r is paired and most of the noise of the search
+space's draw cancels.
+
+Why a paired t-test against the entry bar and not Friedman or successive halving: the loop only
+needs "could this candidate enter the top mu", candidates arrive one generation at a time (a race
+is against a bar, not a fixed field), and P per repeat is a bounded, roughly normal mean of a
+curve, which is the case irace's `t-test` option is made for. Successive halving would cut a
+fixed fraction whatever the gaps are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RaceSettings:
+    """When a candidate gets more runs: first stage, cap and the one-sided confidence of a cut."""
+
+    min_repeats: int
+    max_repeats: int
+    confidence: float = 0.9
+
+    def stages(self) -> list[int]:
+        """Repeats per task at each stage: min, 2 min, 4 min, ..., the cap."""
+        out, n = [], max(1, min(self.min_repeats, self.max_repeats))
+        while n < self.max_repeats:
+            out.append(n)
+            n *= 2
+        return out + [self.max_repeats]
+
+    def next_stage(self, repeats: int) -> int:
+        """The repeats a candidate that has `repeats` runs per task goes to next (the cap at most)."""
+        return next((s for s in self.stages() if s > repeats), self.max_repeats)
+
+
+def standard_error(values) -> float | None:
+    """Standard error of the mean of `values` (None below two values)."""
+    v = np.asarray(list(values), dtype=float)
+    if v.size < 2:
+        return None
+    return float(np.std(v, ddof=1) / np.sqrt(v.size))
+
+
+def repeat_values(per_task: dict, how: str = "mean") -> np.ndarray:
+    """P per repeat over tasks (repeat r of every task, aggregated `how`): the overall standard error's sample."""
+    from generator.scoring.degenerate import aggregate
+
+    rows = [list(t.get("per_repeat") or []) for t in per_task.values()]
+    n = min((len(r) for r in rows), default=0)
+    return np.array([aggregate([r[i] for r in rows], how) for i in range(n)], dtype=float)
+
+
+def repeat_blocks(per_task: dict) -> tuple[tuple[float, ...], ...]:
+    """P per (repeat, task) block, repeat by repeat: what the paired test compares (irace's instances)."""
+    rows = [list(per_task[name].get("per_repeat") or []) for name in sorted(per_task)]
+    n = min((len(r) for r in rows), default=0)
+    return tuple(tuple(float(r[i]) for r in rows) for i in range(n))
+
+
+def significantly_worse(values, bar, confidence: float) -> bool:
+    """True when a one-sided paired t-test says `values` is below `bar`, block against block.
+
+    `values` and `bar`: per repeat, a number or a tuple of per-task P (each (repeat, task) a block, as an
+    irace instance is a (problem, seed) pair); only the repeats both have are compared."""
+    from scipy.stats import t as student
+
+    m = min(len(values), len(bar))
+    diff = (np.asarray(values[:m], dtype=float) - np.asarray(bar[:m], dtype=float)).ravel()
+    if diff.size < 2:
+        return False
+    se = standard_error(diff)
+    if not se:  # identical differences every repeat: the sign decides
+        return bool(np.mean(diff) < 0)
+    return bool(np.mean(diff) + student.ppf(confidence, diff.size - 1) * se < 0)
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One candidate in a race: its mean P, its P per (repeat, task) block (paired by seed), runs per task."""
+
+    id: str
+    score: float
+    values: tuple[tuple[float, ...], ...]
+    repeats: int
+
+
+def race_round(entrants: list[Entrant], mu: int, settings: RaceSettings) -> dict[str, int]:
+    """Who gets more runs this round, and how many repeats per task each reaches (empty: decided)."""
+    ranked = sorted(entrants, key=lambda e: (-e.score, e.id))
+    if len(ranked) <= mu:  # every one of them survives: nothing to decide yet (the next generation's race will)
+        return {}
+    more = {}
+    bar = ranked[mu - 1]
+    for rank, e in enumerate(ranked):
+        if e.repeats >= settings.max_repeats:
+            continue
+        if rank < mu or not significantly_worse(e.values, bar.values, settings.confidence):
+            more[e.id] = settings.next_stage(e.repeats)
+    return more
+
+
+def merge_fitness(old: dict, more: dict, how: str = "mean") -> dict:
+    """A candidate's Fitness dict with the runs of `more` (later repeats, same seeds scheme) added.
+
+    P per task is the run-weighted mean of the two blocks' P (each block is scored by the methodology
+    on its own traces; the traces themselves are not kept), the per-repeat P are concatenated."""
+    from generator.scoring.degenerate import aggregate
+
+    per_task = {}
+    for name, a in old["per_task"].items():
+        b = more["per_task"][name]
+        na, nb = len(a.get("per_repeat") or ()), len(b.get("per_repeat") or ())
+        w = nb / (na + nb)
+        per_repeat = list(a.get("per_repeat") or ()) + list(b.get("per_repeat") or ())
+        per_task[name] = {**a, "score": (1 - w) * a["score"] + w * b["score"],
+                          "std": float(np.std(per_repeat)), "per_repeat": per_repeat,
+                          "fevals": (1 - w) * a["fevals"] + w * b["fevals"],
+                          "unique": (1 - w) * a.get("unique", 0.0) + w * b.get("unique", 0.0),
+                          "wall_s": a.get("wall_s", 0.0) + b.get("wall_s", 0.0),
+                          "runs": na + nb, "se": standard_error(per_repeat)}
+    repeats = min(t["runs"] for t in per_task.values())
+    meta = {**old.get("metadata", {}), "repeats": repeats, "runs": sum(t["runs"] for t in per_task.values()),
+            "se": standard_error(repeat_values(per_task, how))}
+    return {**old, "score": aggregate((t["score"] for t in per_task.values()), how), "per_task": per_task,
+            "wall_s": old.get("wall_s", 0.0) + more.get("wall_s", 0.0), "metadata": meta}
