@@ -167,3 +167,17 @@ def test_cuda_kernels_for_the_gpu_machine_parse_and_write_problems(kernel, repli
     problem = load_problem(write_problem(spec, template, tmp_path / kernel, f"{kernel}_template"))
     assert problem.lang == "cupy" and problem.grid_div["grid_div_y"] == template.grid_div["grid_div_y"]
     assert problem.tune_params == template.tune_params and problem.caches_dir == tmp_path / kernel / "caches"
+
+
+def test_a_real_local_models_template_replays_through_the_whole_pipeline(tmp_path, capsys):
+    """qwen2.5-coder-1.5b's real reply (recorded 2026-11-25): it kept the kernel and copied the prompt's example
+    parameters; the checks accept it (every configuration computes the right answer), and tuning runs."""
+    recording = ROOT / "benchmarks" / "byok" / "replies" / "local_qwen15_matmul_naive_c"
+    assert json.loads((recording / "config.json").read_text())["written_by"] == "llm"
+    out = tmp_path / "out"
+    assert main(["template", str(KERNEL), "--out", str(out), "--model", f"replay/{recording}", "--attempts", "1"]) == 0
+    run = json.loads((out / "template_run.json").read_text())
+    assert run["replies"] == "replayed from local/qwen2.5-coder-1.5b" and run["attempts"][0]["accepted"]
+    problem = load_problem(out / "matmul_naive_c_template" / "problem.toml")
+    assert set(problem.tune_params) == {"tile_i", "unroll_taps"}  # the example's names, copied
+    assert "speed-up" in capsys.readouterr().out
