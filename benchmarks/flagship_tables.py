@@ -1,0 +1,112 @@
+"""The flagship campaign's tables (issue 29): the new shipped winner against the old one and Kernel Tuner.
+
+    python benchmarks/flagship_tables.py --winner generated_algorithms/NAME.py [--test-repeats 100]
+        [--all-repeats 10] [--out benchmarks/results/flagship]
+
+Two `tunesmith bench` runs, each writing its JSON, then one summary:
+
+1. the campaign's test spaces (never seen by evolution, HPO or the validation choice), at the
+   methodology's 100 repeats: the winner, `knn_late_acceptance` (the best shipped optimizer before)
+   and Kernel Tuner's strategies; the difference winner - knn_late_acceptance with its standard
+   error, the per-task SEs combined (the repeats share seeds, so this is conservative);
+2. every space we have (hub, more_spaces, the problems' caches), fewer repeats: on each space, how far
+   the winner is below the best Kernel Tuner strategy there (the issue asks for never more than 0.10).
+
+Kernel Tuner's slowest strategies (hybrid_vndx, bayes_opt) are left out of the second run: they
+take most of its time, and neither led on any space in the earlier 21-strategy run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+OLD_BEST = "generated_algorithms/knn_late_acceptance.py"
+KT_TEST = ["dual_annealing", "diff_evo", "genetic_algorithm", "firefly_algorithm", "simulated_annealing",
+           "random_sample"]
+KT_ALL = ["basinhopping", "diff_evo", "dual_annealing", "firefly_algorithm", "genetic_algorithm", "greedy_ils",
+          "greedy_mls", "minimize", "mls", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing",
+          "adaptive_tabu_greywolf"]
+
+
+def test_tasks(campaign: Path) -> list[str]:
+    """The campaign's test entries, as bench --tasks arguments."""
+    import tomllib
+
+    return tomllib.loads(campaign.read_text())["tasks"]["test"]
+
+
+def bench(tasks: list[str], strategies: list[str], repeats: int, out: Path) -> dict:
+    """Run `tunesmith bench` in its own process; its JSON."""
+    argv = [sys.executable, "-m", "generator.cli", "bench", "--strategies", ",".join(strategies),
+            "--repeats", str(repeats), "--se", "--no-progress", "--json", str(out)]
+    for task in tasks:
+        argv += ["--tasks", task]
+    subprocess.run(argv, cwd=ROOT, check=True)
+    return json.loads(out.read_text())
+
+
+def mean_and_se(result: dict) -> tuple[float, float]:
+    """Mean P over tasks and its standard error (the tasks' SEs combined)."""
+    tasks = result["per_task"].values()
+    scores = [t["score"] for t in tasks]
+    se = math.sqrt(sum(t["se"] ** 2 for t in tasks)) / len(scores)
+    return sum(scores) / len(scores), se
+
+
+def test_table(data: dict, winner: str) -> dict:
+    rows = {name: mean_and_se(r) for name, r in data["results"].items() if "per_task" in r}
+    (w, w_se), (o, o_se) = rows[winner], rows[OLD_BEST]
+    diff_se = math.sqrt(w_se ** 2 + o_se ** 2)
+    return {"mean_p": {k: {"p": p, "se": se} for k, (p, se) in rows.items()},
+            "winner_minus_old": {"diff": w - o, "se": diff_se, "outside_2se": abs(w - o) > 2 * diff_se}}
+
+
+def gaps(data: dict, winner: str) -> dict:
+    """Per space: the winner's P, the best Kernel Tuner strategy's, and how far below it the winner is."""
+    per_task = {k: r["per_task"] for k, r in data["results"].items() if "per_task" in r}
+    out = {}
+    for task, mine in per_task[winner].items():
+        kt = {k: v[task]["score"] for k, v in per_task.items() if not k.endswith(".py") and task in v}
+        best = max(kt, key=kt.get)
+        out[task] = {"winner": mine["score"], "best_kt": best, "best_kt_p": kt[best],
+                     "below_best_kt": kt[best] - mine["score"]}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--winner", required=True)
+    ap.add_argument("--campaign", default="campaigns/flagship.toml")
+    ap.add_argument("--test-repeats", type=int, default=100)
+    ap.add_argument("--all-repeats", type=int, default=10)
+    ap.add_argument("--out", default="benchmarks/results/flagship")
+    args = ap.parse_args()
+    os.environ.setdefault("TUNESMITH_BENCHMARK_HUB", str(SHARED / "benchmark_hub"))
+    out = ROOT / args.out
+    out.mkdir(parents=True, exist_ok=True)
+    test = bench(test_tasks(ROOT / args.campaign), [args.winner, OLD_BEST, *KT_TEST], args.test_repeats,
+                 out / "test.json")
+    every = bench([str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"],
+                  [args.winner, *KT_ALL], args.all_repeats, out / "all_spaces.json")
+    summary = {"command": " ".join(["python", "benchmarks/flagship_tables.py", *sys.argv[1:]]),
+               "date": datetime.date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+               "winner": args.winner, "test_repeats": args.test_repeats, "all_repeats": args.all_repeats,
+               "test": test_table(test, args.winner), "gaps": gaps(every, args.winner)}
+    worst = max(summary["gaps"].items(), key=lambda kv: kv[1]["below_best_kt"])
+    summary["worst_gap"] = {"task": worst[0], **worst[1]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps({k: summary[k] for k in ("test", "worst_gap")}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
