@@ -118,3 +118,30 @@ def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
                       (4, "FAIL", False)]
     assert len(calls) == 3 and calls[0] == {"batch": 8}
     assert all(study.trials[i].user_attrs.get("surplus") for i in (1, 4))
+
+
+def test_a_queued_trial_another_process_finished_first_is_not_an_error(tmp_path, hub_dir, monkeypatch):
+    """Two processes popped the same queued trial (SQLite, under load): the one that tells second goes on."""
+    import optuna
+
+    from generator.tuning.hpo import HpoSettings, run_hpo
+
+    run = _make_run(tmp_path, hub_dir)
+    optimize, lost = optuna.Study.optimize, []
+
+    def loses_the_race_once(study, objective, n_trials=None, catch=()):
+        if lost:
+            return optimize(study, objective, n_trials=n_trials, catch=catch)
+        lost.append(True)
+
+        def finished_elsewhere(trial):
+            value = objective(trial)
+            study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.COMPLETE, [value])
+            return value  # this process's tell now finds the trial COMPLETE, as in the race
+
+        return optimize(study, finished_elsewhere, n_trials=n_trials, catch=catch)
+
+    monkeypatch.setattr(optuna.Study, "optimize", loses_the_race_once)
+    (result,) = run_hpo(run, HpoSettings(trials=2, repeats=1, report_repeats=1,
+                                         storage=f"sqlite:///{tmp_path / 'hpo.db'}"), progress=False)
+    assert lost and result.trials["complete"] == 2, result.trials

@@ -227,10 +227,21 @@ def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: li
                     break
                 continue
             # one trial at a time: the count above sees the other processes' trials between them
-            study.optimize(objective, n_trials=1, catch=())
+            _optimize_one(study, objective)
     finally:
         bar.close()
     return study
+
+
+def _optimize_one(study: optuna.Study, objective) -> None:
+    """One trial. On SQLite two processes can pop the same queued trial (Optuna reads it WAITING and marks
+    it RUNNING in two statements, and SQLite has no row lock between them); both run it, and the slower
+    one's tell finds it finished. That trial has its result, so the slower process goes on with the next."""
+    try:
+        study.optimize(objective, n_trials=1, catch=())
+    except ValueError as exc:
+        if not str(exc).startswith("Cannot tell a ") or "trial" not in str(exc):
+            raise
 
 
 def _pruner(settings: HpoSettings):
