@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 OLD_BEST = "generated_algorithms/knn_late_acceptance.py"
+MACHINE = f"{platform.machine()}, {os.cpu_count()} cores (shared)"
 KT_TEST = ["dual_annealing", "diff_evo", "genetic_algorithm", "firefly_algorithm", "simulated_annealing",
            "random_sample"]
 KT_ALL = ["basinhopping", "diff_evo", "dual_annealing", "firefly_algorithm", "genetic_algorithm", "greedy_ils",
@@ -52,7 +53,10 @@ def bench(tasks: list[str], strategies: list[str], repeats: int, out: Path) -> d
     for task in tasks:
         argv += ["--tasks", task]
     subprocess.run(argv, cwd=ROOT, check=True)
-    return json.loads(out.read_text())
+    data = json.loads(out.read_text())
+    data.update(date=datetime.date.today().isoformat(), machine=MACHINE)  # for the docs' source lines
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    return data
 
 
 def mean_and_se(result: dict) -> tuple[float, float]:
@@ -99,7 +103,7 @@ def main() -> None:
     every = bench([str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"],
                   [args.winner, *KT_ALL], args.all_repeats, out / "all_spaces.json")
     summary = {"command": " ".join(["python", "benchmarks/flagship_tables.py", *sys.argv[1:]]),
-               "date": datetime.date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+               "date": datetime.date.today().isoformat(), "machine": MACHINE,
                "winner": args.winner, "test_repeats": args.test_repeats, "all_repeats": args.all_repeats,
                "test": test_table(test, args.winner), "gaps": gaps(every, args.winner)}
     worst = max(summary["gaps"].items(), key=lambda kv: kv[1]["below_best_kt"])

@@ -375,7 +375,42 @@ def h100_page() -> str:
     return bench_table(*H100)
 
 
-RESULTS = {"results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
+FLAGSHIP = "benchmarks/results/flagship"
+FLAGSHIP_CMD = "python benchmarks/flagship_tables.py --winner generated_algorithms/knn_vns_annealing.py --test-repeats 100 --all-repeats 5"
+GEMV_HISTOGRAM = ("benchmarks/results/bench_gemv_histogram_h100.json",
+                  "tunesmith bench --tasks problem:gemv/H100 --tasks problem:histogram/H100 --strategies "
+                  "genetic_algorithm,dual_annealing,diff_evo,random_sample,generated_algorithms/knn_late_acceptance.py,"
+                  "generated_algorithms/knn_annealing_ils.py,generated_algorithms/knn_tabu_late_acceptance.py "
+                  "--repeats 50 --se --json benchmarks/results/bench_gemv_histogram_h100.json")
+
+
+def flagship_page() -> str:
+    """The flagship campaign's winner: test spaces at 100 repeats, every space against Kernel Tuner's best."""
+    summary = load(f"{FLAGSHIP}/summary.json")
+    diff = summary["test"]["winner_minus_old"]
+    gaps = ["| space | winner P | best Kernel Tuner strategy | its P | winner below it by |",
+            "| --- | ---: | --- | ---: | ---: |"]
+    for task, g in sorted(summary["gaps"].items(), key=lambda kv: -kv[1]["below_best_kt"]):
+        gaps.append(f"| {short(task)} | {p(g['winner'])} | {g['best_kt']} | {p(g['best_kt_p'])} | "
+                    f"{p(g['below_best_kt'])} |")
+    return "\n".join([
+        "### Test spaces (never seen by evolution, HPO or the validation choice)", "",
+        bench_table(f"{FLAGSHIP}/test.json", FLAGSHIP_CMD),
+        f"Winner minus `knn_late_acceptance` (the best shipped optimizer before) on the test spaces' mean: "
+        f"{diff['diff']:+.3f} ± {diff['se']:.3f} (standard errors of the tasks combined, unpaired, so "
+        f"conservative); {'outside' if diff['outside_2se'] else 'inside'} two standard errors.", "",
+        "### Every space: how far below Kernel Tuner's best strategy there", "",
+        *gaps, "", source(f"{FLAGSHIP}/summary.json", FLAGSHIP_CMD, summary), "",
+        "The whole table of that run:", "",
+        bench_table(f"{FLAGSHIP}/all_spaces.json", FLAGSHIP_CMD)])
+
+
+def gemv_histogram_page() -> str:
+    return bench_table(*GEMV_HISTOGRAM)
+
+
+RESULTS = {"results-flagship.md": flagship_page, "results-gemv-histogram.md": gemv_histogram_page,
+           "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,
            "results-throughput.md": throughput_page, "results-live.md": live_page,
