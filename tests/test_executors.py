@@ -249,3 +249,24 @@ def test_worker_deaths_beyond_allowed_failures_fail_as_killed(dask_ex, conv_task
         scheduler.allowed_failures = before
     assert fit.score is None and fit.error is not None and fit.error.kind == "killed"
     assert "died" in fit.error.message
+
+
+def test_failing_all_calls_leaves_a_future_another_thread_already_took():
+    """Ctrl-C while waiting for workers: shutdown fails every call while a Dask callback may be setting one's
+    result. The future it took (RUNNING) or finished is left to it; before, shutdown raised RuntimeError
+    ('Future in unexpected state') and never closed the client, so the process hung."""
+    import concurrent.futures as cf
+    import threading
+
+    from generator.evaluation.dask_executor import ClusterStalled, DaskExecutor, _Call
+
+    executor = DaskExecutor.__new__(DaskExecutor)  # no cluster: only the bookkeeping is under test
+    executor._lock = threading.Lock()
+    taken, finished, waiting = cf.Future(), cf.Future(), cf.Future()
+    taken.set_running_or_notify_cancel()  # a callback is about to set its result
+    finished.set_result(1.0)
+    executor._calls = {k: _Call(f, None, (), {}, None) for k, f in (("a", taken), ("b", finished), ("c", waiting))}
+    executor._fail_all(ClusterStalled("shut down"))
+    taken.set_result(2.0)  # the callback goes on undisturbed
+    assert (taken.result(), finished.result()) == (2.0, 1.0)
+    assert isinstance(waiting.exception(), ClusterStalled)

@@ -107,6 +107,18 @@ def job_deadline_s(job) -> float:
     return float(cfg.startup_s) + len(getattr(job, "runs", ())) * (2 * float(cfg.timeout_s) + 10.0)
 
 
+def _claim(fut: cf.Future) -> bool:
+    """Take the caller's future to set its outcome; False when it was cancelled or another thread took it.
+
+    A Dask callback (the result) and a failure of all calls (shutdown after Ctrl-C, a stall) can reach one
+    future at once: the first makes it RUNNING, and the second must leave it, not raise RuntimeError
+    (which in shutdown skipped closing the client and left the process hanging)."""
+    try:
+        return fut.set_running_or_notify_cancel()
+    except RuntimeError:  # RUNNING or FINISHED: the other thread sets (or has set) its outcome
+        return False
+
+
 @dataclass
 class _Call:
     """One submitted call: the caller's future follows the Dask future of its latest attempt."""
@@ -181,8 +193,8 @@ class DaskExecutor(cf.Executor):
             self._calls.pop(f.key, None)
             if call.dfut is not f:
                 return  # an attempt we moved away from a stalled worker
-        if not call.cfut.set_running_or_notify_cancel():
-            return  # we cancelled it; the call above woke cf.wait() on it
+        if not _claim(call.cfut):
+            return  # we cancelled it (the call above woke cf.wait() on it), or a failure took it first
         if f.status == "cancelled":  # not by us: the scheduler dropped it (restarted, lost, shut down)
             call.cfut.set_exception(ClusterStalled(
                 f"executor {self.url!r}: the Dask cluster dropped an evaluation (scheduler restarted or gone); "
@@ -246,7 +258,7 @@ class DaskExecutor(cf.Executor):
             with self._lock:
                 call.dfut = None
             old.cancel()
-            if call.cfut.set_running_or_notify_cancel():
+            if _claim(call.cfut):
                 call.cfut.set_exception(error)
             return
         self.notice(f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on Dask worker "
@@ -263,7 +275,7 @@ class DaskExecutor(cf.Executor):
             dfut, call.dfut = call.dfut, None
             if dfut is not None:
                 dfut.cancel()
-            if call.cfut.set_running_or_notify_cancel():
+            if _claim(call.cfut):
                 call.cfut.set_exception(error)
 
     def _require_resources(self, resources: dict) -> None:
@@ -288,14 +300,16 @@ class DaskExecutor(cf.Executor):
             inflight = [c.cfut for c in self._calls.values()]
         if wait and not cancel_futures and inflight:
             cf.wait(inflight, timeout=self.worker_wait_s if timeout_s is None else timeout_s)
-        self._fail_all(ClusterStalled(f"executor {self.url!r}: shut down while an evaluation was in flight; "
-                                      "continue the run to evaluate it again"))
-        for close in (lambda: self.client.close(timeout=CLOSE_TIMEOUT_S),
-                      lambda: self.cluster is not None and self.cluster.close(timeout=CLOSE_TIMEOUT_S)):
-            try:
-                close()
-            except Exception:  # noqa: BLE001 - a gone or frozen scheduler: nothing left to close cleanly
-                pass
+        try:
+            self._fail_all(ClusterStalled(f"executor {self.url!r}: shut down while an evaluation was in flight; "
+                                          "continue the run to evaluate it again"))
+        finally:  # whatever happened above, the client's threads must not keep the process alive
+            for close in (lambda: self.client.close(timeout=CLOSE_TIMEOUT_S),
+                          lambda: self.cluster is not None and self.cluster.close(timeout=CLOSE_TIMEOUT_S)):
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - a gone or frozen scheduler: nothing left to close cleanly
+                    pass
 
 
 def _translate(exc: BaseException) -> BaseException:
