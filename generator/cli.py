@@ -261,13 +261,13 @@ def _setup_upstream(p: argparse.ArgumentParser) -> None:
 def _cmd_upstream(args) -> int:
     from pathlib import Path
 
-    from generator.export.output import OutputError, check_output_file
+    from generator.export.exporter import refuse_existing
+    from generator.export.output import check_output_file
     from generator.export.upstream import upstream_source
 
     out = Path(args.out or f"gen_{Path(args.module).stem}.py")
     check_output_file(out, "choose another file with --out", example=out.name)
-    if out.exists() and not args.force:
-        raise OutputError(f"{out} exists; pass --force to replace it, or choose another file with --out")
+    refuse_existing(out, args.force, "choose another file with --out")
     out.write_text(upstream_source(args.module))
     print(f"wrote {out}: Kernel Tuner's strategy format (copy it into kernel_tuner/strategies/, or pass the "
           "module as strategy=)")

@@ -128,8 +128,9 @@ def module_source(name: str, source: str, prov: Provenance, values: dict | None 
 ENTRY_POINT_MARK = "\n\n# --- Kernel Tuner entry point"
 
 
-def rewrapped(text: str) -> str:
-    """An exported module's text with today's Kernel Tuner entry point; its algorithm and provenance unchanged."""
+def entry_point_parts(text: str) -> tuple[int, str, dict]:
+    """Where an exported module's Kernel Tuner entry point starts, its OPTIMIZER class name and its PROVENANCE
+    (read as literals, never run)."""
     import ast
 
     cut = text.find(ENTRY_POINT_MARK)
@@ -140,8 +141,13 @@ def rewrapped(text: str) -> str:
              for t in node.targets if isinstance(t, ast.Name)}
     if not isinstance(found.get("OPTIMIZER"), ast.Name) or "PROVENANCE" not in found:
         raise ExportError("the module's entry point names no OPTIMIZER class or PROVENANCE; export it again")
-    provenance = ast.literal_eval(found["PROVENANCE"])
-    new = text[:cut] + TUNE_TEMPLATE.format(cls=found["OPTIMIZER"].id, provenance=_pyliteral(provenance))
+    return cut, found["OPTIMIZER"].id, ast.literal_eval(found["PROVENANCE"])
+
+
+def rewrapped(text: str) -> str:
+    """An exported module's text with today's Kernel Tuner entry point; its algorithm and provenance unchanged."""
+    cut, cls, provenance = entry_point_parts(text)
+    new = text[:cut] + TUNE_TEMPLATE.format(cls=cls, provenance=_pyliteral(provenance))
     parsing.compile_code(new, "<rewrapped>", "exec")
     return new
 
@@ -173,10 +179,10 @@ def write_module(name: str, text: str, out_dir: Path | None = None, overwrite: b
     return path
 
 
-def refuse_existing(path: Path, overwrite: bool) -> None:
+def refuse_existing(path: Path, overwrite: bool, other: str = "pick another --name") -> None:
     """An existing module may be someone's work (or a shipped winner): replaced only when asked to."""
     if path.exists() and not overwrite:
-        raise ExportError(f"{path} exists; pick another --name, or pass --force to replace it")
+        raise ExportError(f"{path} exists; {other}, or pass --force to replace it")
 
 
 # -- from a run directory ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from generator import parsing
 from generator.errors import TunesmithError
-from generator.export.exporter import ENTRY_POINT_MARK
+from generator.export.exporter import ExportError, entry_point_parts
 
 
 class UpstreamError(TunesmithError):
@@ -101,21 +101,17 @@ def read_exported(path) -> ExportedModule:
         text = path.read_text()
     except OSError as exc:
         raise UpstreamError(f"cannot read {path}: {exc.strerror}; give a module written by `tunesmith export`") from None
-    cut = text.find(ENTRY_POINT_MARK)
-    if cut < 0:
-        raise UpstreamError(f"{path} is not a module written by `tunesmith export` (no Kernel Tuner entry point); "
-                            "export the candidate first")
+    try:
+        cut, cls_name, provenance = entry_point_parts(text)
+    except ExportError as exc:
+        raise UpstreamError(f"{path}: {exc}") from None
     head = parsing.parse(text[:cut])
-    tail = {t.id: node.value for node in parsing.parse(text[cut:]).body if isinstance(node, ast.Assign)
-            for t in node.targets if isinstance(t, ast.Name)}
-    if not isinstance(tail.get("OPTIMIZER"), ast.Name) or "PROVENANCE" not in tail:
-        raise UpstreamError(f"{path}: its entry point names no OPTIMIZER class or PROVENANCE; export it again")
-    cls = _class(head, tail["OPTIMIZER"].id, path)
+    cls = _class(head, cls_name, path)
     docstring = ast.get_docstring(head)
     code_start = head.body[1].lineno - 1 if docstring else 0
     code = "\n".join(text[:cut].splitlines()[code_start:]).strip("\n")
     return ExportedModule(path.stem, cls.name, (ast.get_docstring(cls) or cls.name).splitlines()[0], code,
-                          _hyperparameters(cls), _budget_default(cls), ast.literal_eval(tail["PROVENANCE"]))
+                          _hyperparameters(cls), _budget_default(cls), provenance)
 
 
 def _class(tree: ast.Module, name: str, path: Path) -> ast.ClassDef:
