@@ -86,3 +86,30 @@ def wait_for_lines(path: Path, n: int, proc: subprocess.Popen | None = None, lim
             raise AssertionError(f"the process ended first: {proc.communicate()}")
         time.sleep(0.05)
     raise AssertionError(f"{path}: fewer than {n} lines after {limit_s} s")
+
+
+def crash_then_resume(make, evaluate, digest, expected, crash_at: int) -> None:
+    """A campaign that dies at its `crash_at`-th evaluation keeps a prefix of the uninterrupted run's records
+    (`digest` of a run directory, e.g. its candidates and generation states), and a resume ends exactly where
+    that run did. `make(name, **overrides)` writes the campaign file of a run named `name`."""
+    import pytest
+
+    from generator.campaign.loop import resume, run_campaign
+
+    calls = []
+
+    def crashing(code, *args):
+        calls.append(code)
+        if len(calls) == crash_at:
+            raise RuntimeError("power cut during evaluation")
+        return evaluate(code, *args)
+
+    crashed = make("crashed", concurrency=3)
+    with pytest.raises(RuntimeError, match="power cut"):
+        run_campaign(crashed, progress=False, evaluate=crashing)
+    run_dir = crashed.parent / "crashed"
+    part = digest(run_dir)
+    assert 0 < len(part[0]) < len(expected[0])  # the candidates: some, not all
+    assert all(p == e[: len(p)] for p, e in zip(part, expected))
+    assert resume(run_dir, progress=False, evaluate=evaluate).state == "finished"
+    assert digest(run_dir) == expected

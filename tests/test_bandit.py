@@ -4,6 +4,7 @@ keeps its state in the archive, and a killed run resumes (and a replay reproduce
 import pytest
 
 from fake_llm_server import FakeLLMServer
+from fault_fixtures import crash_then_resume
 from generator.archive import Archive, Candidate
 from generator.campaign.bandit import DiscountedUCB, improvement
 from generator.campaign.evolution import Evolution
@@ -129,20 +130,7 @@ def test_bandit_state_lives_in_the_archive_and_a_killed_run_resumes_and_replays_
     assert sum(v["pulls"] for v in states[-1]["models"].values()) == len(cands) - 3  # generation 0 settles nothing
     assert "bandit after generation" in format_status(run) and "fake-large" in format_status(run)
 
-    calls = []
-
-    def crashing(code, *args):
-        calls.append(code)
-        if len(calls) == 9:
-            raise RuntimeError("power cut during evaluation")
-        return fake_evaluate(code, *args)
-    crashed = make("crashed", concurrency=3)
-    with pytest.raises(RuntimeError, match="power cut"):
-        run_campaign(crashed, progress=False, evaluate=crashing)
-    part, part_states = digest(crashed.parent / "crashed")
-    assert 0 < len(part) < len(cands) and part == cands[: len(part)] and part_states == states[: len(part_states)]
-    assert resume(crashed.parent / "crashed", progress=False, evaluate=fake_evaluate).state == "finished"
-    assert digest(crashed.parent / "crashed") == (cands, states)
+    crash_then_resume(make, fake_evaluate, digest, (cands, states), crash_at=9)
 
     n = len(server.requests)
     replayed = make("replayed", model=f"replay/{run}")

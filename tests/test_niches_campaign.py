@@ -8,8 +8,9 @@ import json
 import pytest
 
 from fake_llm_server import FakeLLMServer
+from fault_fixtures import crash_then_resume
 from generator.archive import Archive
-from generator.campaign.loop import format_status, resume, run_campaign
+from generator.campaign.loop import format_status, run_campaign
 from generator.scoring.fitness import Fitness
 from test_campaign import fake_evaluate, reply_for
 
@@ -86,20 +87,7 @@ def test_niches_are_recorded_shown_and_resume_and_replay_exactly(config):
 
     assert "behaviour cells occupied" in build_report(run).html.read_text()
 
-    calls = []
-
-    def crashing(code, *args):
-        calls.append(code)
-        if len(calls) == 12:
-            raise RuntimeError("power cut during evaluation")
-        return behaving(code, *args)
-    crashed = config("crashed", concurrency=3)
-    with pytest.raises(RuntimeError, match="power cut"):
-        run_campaign(crashed, progress=False, evaluate=crashing)
-    part, part_gens = digest(crashed.parent / "crashed")
-    assert 0 < len(part) < len(cands) and part == cands[: len(part)] and part_gens == gens[: len(part_gens)]
-    assert resume(crashed.parent / "crashed", progress=False, evaluate=behaving).state == "finished"
-    assert digest(crashed.parent / "crashed") == (cands, gens)
+    crash_then_resume(config, behaving, digest, (cands, gens), crash_at=12)
 
     replayed = config("replayed", model=f"replay/{run}")
     assert run_campaign(replayed, progress=False, evaluate=behaving).state == "finished"
