@@ -59,16 +59,9 @@ def bench(tasks: list[str], strategies: list[str], repeats: int, out: Path) -> d
     return data
 
 
-def mean_and_se(result: dict) -> tuple[float, float]:
-    """Mean P over tasks and its standard error (the tasks' SEs combined)."""
-    tasks = result["per_task"].values()
-    scores = [t["score"] for t in tasks]
-    se = math.sqrt(sum(t["se"] ** 2 for t in tasks)) / len(scores)
-    return sum(scores) / len(scores), se
-
-
 def test_table(data: dict, winner: str) -> dict:
-    rows = {name: mean_and_se(r) for name, r in data["results"].items() if "per_task" in r}
+    # bench's mean over tasks and its standard error (generator.bench.results.mean_standard_error)
+    rows = {name: (r["score"], r["se"]) for name, r in data["results"].items() if "per_task" in r}
     (w, w_se), (o, o_se) = rows[winner], rows[OLD_BEST]
     diff_se = math.sqrt(w_se ** 2 + o_se ** 2)
     return {"mean_p": {k: {"p": p, "se": se} for k, (p, se) in rows.items()},

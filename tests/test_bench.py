@@ -180,6 +180,7 @@ def test_bench_cli_table_and_json(hub_dir, tmp_path, capsys):
         task = entry["per_task"]["convolution_milo/MI250X"]
         assert set(task) >= {"score", "std", "se"} and task["se"] == pytest.approx(task["std"] / np.sqrt(3))
         assert entry["score"] == pytest.approx(entry["per_task"]["convolution_milo/MI250X"]["score"])
+        assert entry["se"] == pytest.approx(task["se"])  # the mean's, over one task: that task's
 
 
 def test_bench_cli_errors_exit_nonzero_with_one_line(tmp_path, capsys):

@@ -55,7 +55,7 @@ def mean_standard_error(result: StrategyResult) -> float:
 
 
 def results_json(results: list[StrategyResult], **meta) -> dict:
-    """The `--json` document: {"results": {STRATEGY: {"score", "per_task", "wall_s"[, "failed"]}}, ...meta}."""
+    """The `--json` document: {"results": {STRATEGY: {"score", "se", "per_task", "wall_s"[, "failed"]}}, ...meta}."""
     doc = {"results": {r.label: _strategy_json(r) for r in results}}
     doc.update(meta)
     return doc
@@ -66,7 +66,7 @@ def _strategy_json(r: StrategyResult) -> dict:
                        "unique_evals": r.unique_evals[name]}
                 for name, s in r.per_task.items()}
     per_task.update({name: {"score": None, "failed": message} for name, message in r.failed.items()})
-    entry = {"score": _finite(r.score), "wall_s": r.wall_s, "per_task": per_task}
+    entry = {"score": _finite(r.score), "se": _finite(mean_standard_error(r)), "wall_s": r.wall_s, "per_task": per_task}
     if r.failed:
         entry["failed"] = list(r.failed)  # the tasks; each one's error is under per_task
     return entry
