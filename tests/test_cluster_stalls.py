@@ -231,7 +231,8 @@ def test_a_worker_frozen_for_good_loses_its_job_to_another(two_workers, conv_tas
 def test_a_scheduler_killed_mid_run_is_one_line_and_resumable(cluster, tmp_path):
     cluster.add_worker()
     run_dir = tmp_path / "run"
-    proc = _tunesmith(run_dir, "--executor", cluster.url, "--worker-wait", "120")
+    # a budget the run cannot spend before the kill (with the quickstart's 4 it could finish first and exit 0)
+    proc = _tunesmith(run_dir, "--executor", cluster.url, "--worker-wait", "120", "--budget", "40")
     end = time.monotonic() + 120
     while not (run_dir / "candidates.jsonl").exists() or not (run_dir / "candidates.jsonl").read_text().strip():
         assert proc.poll() is None and time.monotonic() < end, proc.err_path.read_text()[-2000:]
