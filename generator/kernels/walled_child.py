@@ -19,6 +19,7 @@ import glob
 import io
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -236,6 +237,23 @@ def _limit_data(data_mb: int, prot) -> None:
         prot.mark("rlimit_data", False, str(exc))
 
 
+DEATH = "walled run died: "  # how the outer process's last line of output starts when its walled child was killed
+
+
+def death_note(sig: int, cpu_s: float, job: dict) -> str:
+    """How the walled process died, naming the wall that killed it where the signal says which."""
+    name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+    # PID 1 of a namespace ignores SIGXCPU, so the hard CPU limit (one second later) kills it with SIGKILL;
+    # the CPU time counts the compiler's too
+    if sig in (signal.SIGXCPU, signal.SIGKILL) and cpu_s >= 0.9 * job["cpu_s"]:
+        return (f"{DEATH}killed ({name}) at the walls' CPU-time limit of {job['cpu_s']} s (KernelLimits.cpu_s), "
+                f"after {cpu_s:.1f} s of CPU time")
+    if sig in (signal.SIGSEGV, signal.SIGBUS):
+        return (f"{DEATH}crashed ({name}): a bad memory access in the kernel, or an allocation refused by the "
+                f"walls' memory limit ({_memory_limit(job)})")
+    return f"{DEATH}killed ({name}) after {cpu_s:.1f} s of CPU time"
+
+
 def _memory_limit(job: dict) -> str:
     if job.get("data_mb"):
         return f"RLIMIT_DATA {job['data_mb']} MiB, KernelLimits.data_mb"
@@ -278,7 +296,9 @@ def main() -> None:
             send(out_fd, head)
         finally:
             os._exit(0)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
+    if os.WIFSIGNALED(status):  # it never sent its last frame: the parent's log ends with how it died
+        print(death_note(os.WTERMSIG(status), usage.ru_utime + usage.ru_stime, job), flush=True)
     os._exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 1)
 
 

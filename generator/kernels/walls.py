@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from generator.errors import TunesmithError
-from generator.kernels.walled_child import frame
+from generator.kernels.walled_child import DEATH, frame
 from generator.sandbox.jobs import interpreter_paths
 
 
@@ -123,7 +123,9 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
     if stream.failure is not None:  # the judge's own error (ours, not the kernel's)
         raise stream.failure
     if stream.error:  # a limit hit or a malformed frame: said before a time-out, which it may have caused
-        return WalledResult(error=stream.error, log=text)
+        died = _death(text)
+        return WalledResult(error=stream.error + (f"; {died}" if died and "truncated" in stream.error else ""),
+                            log=text)
     if timed_out:
         return WalledResult(error=f"the kernel ran past the walls' time limit of {limits.timeout_s:.0f} s and was "
                                   "killed (an endless loop, or too many configurations)", log=text)
@@ -256,8 +258,9 @@ def _parse(stream: _ResultStream, log: str) -> WalledResult:
     """The child's last frame, checked as data (a JSON header, nothing executable), with the outputs before it."""
     head = stream.head
     if head is None:
-        return WalledResult(error="the walled kernel run ended without a result (it crashed or was killed: "
-                                  f"{log.strip().splitlines()[-1][:300] if log.strip() else 'no output'})", log=log)
+        why = _death(log) or (log.strip().splitlines()[-1][:300] if log.strip() else "no output")
+        return WalledResult(error=f"the walled kernel run ended without a result (it crashed or was killed: {why})",
+                            log=log)
     prot = head.get("protections") if isinstance(head.get("protections"), dict) else {}
     out = WalledResult(cache=_str(head.get("cache")), outputs=stream.arrays, verdicts=stream.verdicts,
                        compile_error=_str(head.get("compile_error")),
@@ -269,6 +272,12 @@ def _parse(stream: _ResultStream, log: str) -> WalledResult:
                                f"({out.error}); run as a user allowed to create namespaces (unprivileged user "
                                "namespaces, or root in a container)")
     return out
+
+
+def _death(log: str) -> str | None:
+    """How the walled process died, from the last line its outer process printed (None: it was not killed)."""
+    last = log.strip().splitlines()[-1] if log.strip() else ""
+    return last[len(DEATH):][:300] if last.startswith(DEATH) else None
 
 
 def _str(value) -> str | None:

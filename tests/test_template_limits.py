@@ -1,4 +1,4 @@
-"""Large outputs out of the walls: each configuration's output is judged as it comes, and a limit that is hit is named.
+"""The walls' limits, named when hit; large outputs out of the walls, each judged as it comes.
 
 On the H100 a naive 8192x8192 transpose (a 256 MiB output) was rejected with "unreadable result (BadZipFile)":
 the walled child packed the outputs of all six sampled configurations into one frame, and the parent's result
@@ -136,3 +136,19 @@ def test_the_h100s_transpose_size_is_checked_with_the_default_limits(tmp_path):
     check = check_template(spec, _template(spec), sample=6)
     assert check.ok, check.feedback
     assert np.prod(spec.problem.problem_size) * 4 * 6 > KernelLimits().result_mb << 20
+
+
+def test_a_kernel_past_the_cpu_time_limit_is_told_which_limit(tmp_path):
+    spin = 'extern "C" float spin(float *C) { volatile double x = 0; for (;;) x += 1; C[0] = x; return 1.0f; }'
+    result = run_walled(spin, "spin", [8], [np.zeros(8, np.float32)], [0], {"v": [0]}, [(0,)], {}, ["-O1"], 1,
+                        KernelLimits(timeout_s=60, cpu_s=3))
+    assert result.error.startswith("the walled kernel run ended without a result (it crashed or was killed: killed ")
+    assert "at the walls' CPU-time limit of 3 s (KernelLimits.cpu_s)" in result.error
+
+
+def test_a_crashing_kernel_is_told_it_crashed_and_why_it_may_have():
+    crash = 'extern "C" float crash(float *C) { volatile float *p = 0; *p = 1; return 1.0f; }'
+    result = run_walled(crash, "crash", [8], [np.zeros(8, np.float32)], [0], {"v": [0]}, [(0,)], {}, ["-O1"], 1,
+                        KernelLimits(timeout_s=60))
+    assert "crashed (SIGSEGV): a bad memory access in the kernel, or an allocation refused by the walls' memory " \
+           "limit (RLIMIT_AS 2048 MiB, KernelLimits.memory_mb)" in result.error
