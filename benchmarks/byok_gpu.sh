@@ -9,7 +9,7 @@
 # other kernel's row of an existing byok_gpu.json is kept: a 10-minute call can run one kernel at a time.
 set -uo pipefail
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-log=${OUT:-/tmp}/byok_gpu.log
+log=${OUT:-/tmp}/byok_gpu_$(date -u +%Y-%m-%dT%H%M%S).log  # one per call: two calls in one command keep both
 {
   [ -f .device/install-kernel-tuner.sh ] && { bash .device/install-kernel-tuner.sh || exit 1; }
   # what the GPU image lacks of Tunesmith's own needs (pydantic and its few needs), as carried wheels: installed
