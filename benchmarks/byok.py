@@ -1,11 +1,14 @@
 """Bring your own kernel, measured: templating success, tokens, speed-up over the original kernel, and how close
 the tuned template gets to Tunesmith's own hand-written problem of the same kernel (problems/matmul_c), on the CPU.
 
-    python benchmarks/byok.py [--out benchmarks/results/byok.json] [--seeds 10]
+    python benchmarks/byok.py [--out benchmarks/results/byok.json] [--seeds 10] [--gpu] [--kernel NAME ...]
 
 Each reply set is labelled by who wrote it: `hand-written (not an LLM)` sets were written by a person to show
 the pipeline; a model's recording says which model. Everything runs through `tunesmith template`'s code
 (walled checks and measurements); problems/matmul_c is measured in the same walls, the same way, right after.
+On a GPU (--gpu) the shipped problem's best configuration, from its shipped cache, is timed in the same walls
+alternately with the original and the tuned template. --kernel runs only those kernels and keeps the other
+kernels' rows of an existing --out file (so that one GPU lease can run them in separate calls).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import argparse
 import json
 import os
 import platform
+import shlex
+import sys
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -39,23 +44,35 @@ GPU_SETS = [("kernels/matmul_naive_cuda", "replies/hand_matmul_naive_cuda", "pro
 
 
 def shipped_cache_best(path: Path, device: str) -> dict:
-    """The optimum of Tunesmith's own problem of the kernel, from its shipped cache of this GPU (if any)."""
+    """The optimum of Tunesmith's own problem of the kernel and its configuration, from its shipped cache of
+    this GPU, else of another GPU (said in `cache_device`: its best configuration is then only timed here)."""
     from generator.tasks.problems import load_problem_tasks
 
     try:
-        task = load_problem_tasks(path / "problem.toml", gpus=[device])[0]
-    except Exception as exc:  # noqa: BLE001 - no cache for this GPU: said in the results
-        return {"best_ms": float("nan"), "note": f"no shipped cache for {device}: {exc}"}
-    return {"configurations": len(task.space.valid), "best_ms": float(np.nanmin(task.key.values)),
-            "note": f"from the shipped cache problems/caches/{path.name}/{device}.json.gz"}
+        tasks = load_problem_tasks(path / "problem.toml")
+    except Exception as exc:  # noqa: BLE001 - no cache at all: said in the results
+        return {"best_ms": float("nan"), "note": f"no shipped cache: {exc}"}
+    task = next((t for t in tasks if t.info["gpu"] == device), tasks[0])
+    best = int(np.nanargmin(task.key.values))
+    params = list(task.space.tune_params.values())
+    config = {k: params[j][int(i)] for j, (k, i) in enumerate(zip(task.space.tune_params, task.space.valid[best]))}
+    return {"configurations": len(task.space.valid), "best_ms": float(task.key.values[best]), "best_config": config,
+            "cache_device": task.info["gpu"],
+            "note": f"from the shipped cache problems/caches/{path.name}/{task.info['gpu']}.json.gz"}
+
+
+def shipped_spec(path: Path) -> KernelSpec:
+    """Tunesmith's own template problem of the kernel, as a spec the walls can run."""
+    problem = load_problem(path / "problem.toml")
+    args = problem.make_arguments()
+    outputs = [i for i, a in enumerate(problem.answer(args)) if a is not None]
+    return KernelSpec(problem.path, problem, {}, problem.kernel_source(), outputs)
 
 
 def shipped_problem_space(path: Path, out: Path) -> tuple[KernelSpec, dict]:
     """Tunesmith's own template of the kernel, measured in the same walls as the generated one."""
-    problem = load_problem(path / "problem.toml")
-    args = problem.make_arguments()
-    outputs = [i for i, a in enumerate(problem.answer(args)) if a is not None]
-    spec = KernelSpec(problem.path, problem, {}, problem.kernel_source(), outputs)
+    spec = shipped_spec(path)
+    problem = spec.problem
     values = list(problem.tune_params.values())
     configs = [tuple(values[j][i] for j, i in enumerate(r)) for r in valid_indices(problem.tune_params,
                                                                                     problem.restrictions).tolist()]
@@ -66,7 +83,7 @@ def shipped_problem_space(path: Path, out: Path) -> tuple[KernelSpec, dict]:
     return spec, {**cache_summary(doc), "best_config": {p: best[p] for p in problem.tune_params}}
 
 
-def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Path) -> dict:
+def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Path, rounds: int = ROUNDS) -> dict:
     """One reply set through the whole pipeline, then the tuning repeated over seeds, then alternate timings."""
     out = work / Path(replies).name
     t0 = time.monotonic()
@@ -96,14 +113,16 @@ def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Pa
         ref_spec, ref = shipped_problem_space(ROOT / shipped, work / "shipped")
     elif shipped:
         ref = shipped_cache_best(ROOT / shipped, device)
+        ref_spec = shipped_spec(ROOT / shipped) if ref.get("best_config") else None
     # The original, the tuned template configuration and the shipped problem's best configuration, timed
-    # alternately, ROUNDS times each, in the same walls.
+    # alternately, `rounds` times each, in the same walls.
     timings = {"original": [], "template": [], "shipped": []}
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         timings["original"].append(measure_original(spec, repeats=1))
         timings["template"].append(time_configuration(spec, problem.kernel_source(), best_config, grid_div))
         if ref_spec is not None:
-            timings["shipped"].append(time_configuration(ref_spec, ref_spec.source, ref["best_config"]))
+            timings["shipped"].append(time_configuration(ref_spec, ref_spec.source, ref["best_config"],
+                                                         {k: v for k, v in ref_spec.problem.grid_div.items() if v}))
     # A disturbed timing here is 5-15x the undisturbed one (2 cores, load ~15), and more than half of them
     # can be disturbed: the minimum estimates the undisturbed time, the median is reported beside it.
     best = {k: float(np.min(v)) for k, v in timings.items() if v}
@@ -113,9 +132,11 @@ def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Pa
                speedup_optimum_from_cache=best["original"] / run.space["best_ms"],
                # what one tuning run of `fevals` evaluations gets, typically: the median over seeds (cache times)
                speedup_median_seed_from_cache=best["original"] / float(np.median(tuned)))
+    row["pipeline_and_timings_s"] = round(time.monotonic() - t0, 1)
     if ref is not None:
-        row["shipped_problem"] = {"problem": shipped, **ref,
-                                  "template_optimum_over_shipped_optimum_cache": run.space["best_ms"] / ref["best_ms"]}
+        row["shipped_problem"] = {"problem": shipped, **ref}
+        if ref.get("cache_device", device) == device:  # two caches of one device: their optima compare
+            row["shipped_problem"]["template_optimum_over_shipped_optimum_cache"] = run.space["best_ms"] / ref["best_ms"]
         if "shipped" in best:
             row["shipped_problem"]["tuned_template_over_shipped_best"] = best["template"] / best["shipped"]
     return row
@@ -148,19 +169,43 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "byok.json"))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--gpu", action="store_true", help="the CUDA kernels (on the GPU machine)")
+    parser.add_argument("--kernel", action="append", help="only this kernel (repeatable); other kernels' rows of an "
+                                                          "existing --out file are kept")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="alternate timings of each configuration")
     args = parser.parse_args()
+    sets = [s for s in (GPU_SETS if args.gpu else SETS) if not args.kernel or Path(s[0]).name in args.kernel]
+    if not sets:
+        raise SystemExit(f"--kernel {args.kernel}: no such kernel; choose from "
+                         f"{[Path(s[0]).name for s in (GPU_SETS if args.gpu else SETS)]}")
+    out = Path(args.out)
+    kept = []
+    if args.kernel and out.is_file():
+        kept = [r for r in json.loads(out.read_text())["sets"] if r["kernel"] not in {Path(s[0]).name for s in sets}]
+    rows = []
     with tempfile.TemporaryDirectory(prefix="byok-bench-") as tmp:
-        rows = [run_set(k, r, s, args.seeds, Path(tmp)) for k, r, s in (GPU_SETS if args.gpu else SETS)]
+        for k, r, s in sets:  # written after each set: a run cut short keeps what it measured
+            rows.append(run_set(k, r, s, args.seeds, Path(tmp), args.rounds))
+            _write(out, args, kept + rows, None)
         campaign = None if args.gpu else run_campaign(Path(tmp))
-    doc = {"command": "python benchmarks/byok.py", "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "machine": f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f})",
-           "optimizer": best_shipped_optimizer().stem, "seeds": args.seeds,
-           "local_models": "none run: llama-cpp-python is not installed here and builds from source "
-                           "(12-20 min on 2 cores); no model's recording exists yet",
+    _write(out, args, kept + rows, campaign)
+    print(f"wrote {out}")
+
+
+def _write(out: Path, args, rows: list, campaign: dict | None) -> None:
+    command = shlex.join(["python", "benchmarks/byok.py", *sys.argv[1:]])  # as it was run
+    machine = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f})"
+    models = ("none run: llama-cpp-python is not installed here and builds from source (12-20 min on 2 cores); "
+              "no model's recording exists yet")
+    if args.gpu:
+        devices = sorted({r["space"]["device"] for r in rows if r.get("space")})
+        machine = f"{platform.machine()}, {os.cpu_count()} cores, GPU {', '.join(devices) or 'none measured'}"
+        models = "none: the GPU machine reaches no network and no model travels there; the replies are hand-written"
+    doc = {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "machine": machine, "optimizer": best_shipped_optimizer().stem, "seeds": args.seeds, "rounds": args.rounds,
+           "local_models": models,
            "sets": rows, "kernel_campaign": campaign}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 words an LLM can act on: the compiler's message, a crash, a timeout, or which configuration's output
 differs from the reference and by how much. `measure_space` times every configuration for the
 cache; `measure_original` times the user's kernel as it came. Outputs are compared in this process,
-which holds the reference; the walled process never sees it.
+which holds the reference; the walled process never sees it. Each output is judged as it comes out of
+the walls (`output_judge`), so only verdicts are kept, however large the outputs.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -42,38 +44,56 @@ PROBE = 65536  # output elements per configuration a space measurement checks (a
 
 
 def _run(spec: KernelSpec, source: str, tune_params: dict, configs: list, limits: KernelLimits,
-         grid_div: dict | None = None, probe: np.ndarray | None = None) -> WalledResult:
+         grid_div: dict | None = None, probe: np.ndarray | None = None,
+         judge: Callable | None = None) -> WalledResult:
     p = spec.problem
     divs = {**{k: v for k, v in p.grid_div.items() if v}, **(grid_div or {})}
     # one measurement at a time per device, with live sessions and cache builds too
     with device_lock(device_key(p)):
         return run_walled(source, p.kernel_name, p.problem_size, spec.arguments(), spec.outputs, tune_params, configs,
                       p.defines, list(p.compiler_options), p.iterations, limits, p.lang, divs,
-                          list(p.block_size_names) if p.block_size_names else None, probe)
+                          list(p.block_size_names) if p.block_size_names else None, probe, judge or _unjudged)
+
+
+def _unjudged(arg: int, got: np.ndarray) -> None:
+    """A judge for runs that only time: the outputs are dropped as they come."""
+    return None
 
 
 def _key(config) -> str:
     return ",".join(str(v) for v in config)
 
 
-def wrong_output(spec: KernelSpec, result: WalledResult, config, answer: list,
-                 probe: np.ndarray | None = None) -> str | None:
-    """Why this configuration's outputs are not the reference's (None: they match); `probe`: the flat
-    indices the walled run sent back instead of whole outputs."""
-    key = _key(config)
-    for i in spec.outputs:
-        got = result.outputs.get(f"{key}|{i}")
-        name = spec.problem.arguments[i].name
-        if got is None:
-            return f"it produced no output {name} (it failed to run; see the error)"
-        want = np.asarray(answer[i]) if probe is None else np.asarray(answer[i]).reshape(-1)[probe]
+def output_judge(spec: KernelSpec, answer: list, probe: np.ndarray | None = None) -> Callable:
+    """`judge(arg, output)` for `run_walled`: why one output is not the reference's (None: it matches);
+    `probe`: the flat indices the walled run sends back instead of whole outputs."""
+    wants = {i: np.asarray(answer[i]) if probe is None else np.asarray(answer[i]).reshape(-1)[probe]
+             for i in spec.outputs}
+
+    def judge(arg: int, got: np.ndarray) -> str | None:
+        name, want = spec.problem.arguments[arg].name, wants[arg]
         if got.shape != want.shape:
             return f"output {name} has shape {got.shape}, the reference {want.shape}"
+        if got.dtype.kind not in "biufc":  # the walled process could send anything: np.isclose takes numbers
+            return f"output {name} came back as {got.dtype}, not numbers"
         bad = ~np.isclose(got, want, atol=spec.problem.atol, rtol=0)
         if bad.any():
             first = np.unravel_index(int(np.argmax(bad)), bad.shape)
             return (f"output {name} differs from the reference at {int(bad.sum())} of {bad.size} elements (first at "
                     f"index {tuple(int(x) for x in first)}: {float(got[first]):.6g} instead of {float(want[first]):.6g})")
+        return None
+
+    return judge
+
+
+def wrong_output(spec: KernelSpec, result: WalledResult, config) -> str | None:
+    """Why this configuration's outputs are not the reference's (None: they match), from the run's verdicts."""
+    key = _key(config)
+    for i in spec.outputs:
+        if f"{key}|{i}" not in result.verdicts:
+            return f"it produced no output {spec.problem.arguments[i].name} (it failed to run; see the error)"
+        if result.verdicts[f"{key}|{i}"]:
+            return result.verdicts[f"{key}|{i}"]
     return None
 
 
@@ -105,13 +125,13 @@ def check_template(spec: KernelSpec, template: Template, sample: int = 6,
                    limits: KernelLimits = KernelLimits(timeout_s=90)) -> Check:
     """Compile the template and run a sample of its configurations (extremes included) against the reference."""
     configs = sample_configs(template, sample)
-    result = _run(spec, template.source, template.tune_params, configs, limits, template.grid_div)
+    judge = output_judge(spec, spec.answer(spec.arguments()))
+    result = _run(spec, template.source, template.tune_params, configs, limits, template.grid_div, judge=judge)
     if result.compile_error:
         return Check(False, f"It does not compile (configuration {_describe(template, configs[0])}):\n"
                             f"{result.compile_error.strip()[-1500:]}", configs, protections=result.protections)
     if result.error:
         return Check(False, f"Running it failed: {result.error}", configs, protections=result.protections)
-    answer = spec.answer(spec.arguments())
     entries = _cache_entries(result)
     for config in configs:
         entry = entries.get(_key(config), {})
@@ -119,7 +139,7 @@ def check_template(spec: KernelSpec, template: Template, sample: int = 6,
             return Check(False, f"Configuration {_describe(template, config)} failed to run "
                                 f"({entry.get('__error__', 'no time measured')}).", configs,
                          protections=result.protections)
-        why = wrong_output(spec, result, config, answer) or time_mismatch(entry)
+        why = wrong_output(spec, result, config) or time_mismatch(entry)
         if why:
             return Check(False, f"Configuration {_describe(template, config)} is wrong: {why}.",
                          configs, protections=result.protections)
@@ -141,18 +161,19 @@ def measure_space(spec: KernelSpec, template: Template, caches: Path,
     limits = limits or KernelLimits(timeout_s=60 + 10 * n, cpu_s=60 + 10 * n)
     size = max(int(np.prod(np.shape(spec.arguments()[i]))) for i in spec.outputs)
     probe = None if size <= PROBE else np.sort(np.random.default_rng(spec.problem.seed).choice(size, PROBE, replace=False))
-    result = _run(spec, template.source, template.tune_params, template.configs, limits, template.grid_div, probe)
+    judge = output_judge(spec, spec.answer(spec.arguments()), probe)
+    result = _run(spec, template.source, template.tune_params, template.configs, limits, template.grid_div, probe,
+                  judge)
     if result.error or result.compile_error:
         raise KernelRunError(f"measuring the accepted template failed: {result.error or result.compile_error}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cache.json"
         path.write_text(result.cache or "")
         doc = read_partial_cache(path)
-    answer = spec.answer(spec.arguments())
     wrong = 0
     for config in template.configs:
         entry = doc["cache"].get(_key(config))
-        if entry is not None and "__error__" not in entry and wrong_output(spec, result, config, answer, probe):
+        if entry is not None and "__error__" not in entry and wrong_output(spec, result, config):
             entry.update(__error__="RuntimeFailedConfig", verification="failed")
             wrong += 1
         elif entry is not None and "__error__" not in entry and time_mismatch(entry):
@@ -179,11 +200,10 @@ def measure_original(spec: KernelSpec, repeats: int = 3, limits: KernelLimits = 
         configs = [(r,) for r in range(repeats)]
     else:  # a CUDA kernel's fixed launch (original_params)
         configs = [tuple(v[0] for v in params.values())]
-    result = _run(spec, spec.source, params, configs, limits)
+    result = _run(spec, spec.source, params, configs, limits, judge=output_judge(spec, spec.answer(spec.arguments())))
     if result.error or result.compile_error:
         raise KernelRunError(f"{spec.path}: the original kernel did not run: {result.error or result.compile_error}")
-    answer = spec.answer(spec.arguments())
-    why = wrong_output(spec, result, configs[0], answer)
+    why = wrong_output(spec, result, configs[0])
     if why:
         raise KernelRunError(f"{spec.path}: the original kernel disagrees with its own reference: {why}; fix one of them")
     times = [e["time"] for e in _cache_entries(result).values() if isinstance(e.get("time"), (int, float))]

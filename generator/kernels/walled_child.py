@@ -7,7 +7,10 @@ Python, the compiler and the system libraries, read-only; a private scratch /tmp
 unprivileged uid; a fresh keyring; the system-call filter) and only then writes the kernel source
 and lets Kernel Tuner compile and run it. The reference answer never enters these walls: the
 outputs of every configuration go back, and the parent compares them. Results go back on fd FD as
-a JSON header and an npz of outputs, which the parent reads without unpickling.
+a stream of frames (a JSON header and an npz, read without unpickling): one per output of each
+configuration as soon as it is captured, so that neither side ever holds more than one output (an
+8192x8192 output is 256 MiB; six of them, packed at the end, once passed the parent's result limit),
+then a last frame with Kernel Tuner's cache and the walls that held.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import glob
 import io
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -37,13 +41,26 @@ def read_frame(stream) -> tuple[dict, dict]:
     return head, arrays
 
 
+def send(fd: int, head: dict, arrays: dict | None = None) -> None:
+    """Write one frame to `fd` whole (a pipe takes it in pieces), without copying the npz again."""
+    for part in _frame_parts(head, arrays or {}):
+        data = memoryview(part)
+        while data:
+            data = data[os.write(fd, data):]
+
+
 def frame(head: dict, arrays: dict) -> bytes:
     """The bytes of a JSON header and its npz arrays."""
+    return b"".join(_frame_parts(head, arrays))
+
+
+def _frame_parts(head: dict, arrays: dict) -> list:
     raw = json.dumps(head).encode()
     buf = io.BytesIO()
     if arrays:
         np.savez(buf, **arrays)
-    return struct.pack("<q", len(raw)) + raw + struct.pack("<q", len(buf.getvalue())) + buf.getvalue()
+    body = buf.getbuffer()
+    return [struct.pack("<q", len(raw)), raw, struct.pack("<q", body.nbytes), body]
 
 
 class _Listed:
@@ -114,8 +131,8 @@ def _cuda_compile_error(job: dict) -> str | None:
     return None
 
 
-def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
-    """Compile, run and time each configuration; the outputs of each one, by configuration key."""
+def measure(job: dict, arrays: dict, out_fd: int) -> dict:
+    """Compile, run and time each configuration, sending each one's outputs on `out_fd` as they come."""
     import kernel_tuner
 
     cuda = job["lang"] == "cupy"
@@ -124,7 +141,7 @@ def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
         fh.write(job["source"])
     error = _cuda_compile_error(job) if cuda else _compile_error(job, source)
     if error is not None:
-        return {"compile_error": error}, {}
+        return {"compile_error": error}
     device = "CPU"
     extra = {k: v for k, v in job["grid_div"].items() if v}
     if job.get("block_size_names"):
@@ -140,16 +157,16 @@ def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
         name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
         device = name.decode() if isinstance(name, bytes) else str(name)
     args = [arrays[f"arg{i}"] for i in range(job["n_args"])]
-    outputs: dict[str, np.ndarray] = {}
     state = {"key": None}
     probe = arrays.get("probe")
 
     def capture(answer, result_host, atol=None):
-        # the outputs go back to the parent, which holds the reference and judges them
+        # the outputs go back to the parent, which holds the reference and judges them, one at a time
         for i in job["outputs"]:
             got = np.asarray(result_host[i])
-            # a probe: only these elements go back (every configuration of a large output would not fit)
-            outputs[f"{state['key']}|{i}"] = got.reshape(-1)[probe].copy() if probe is not None else got.copy()
+            # a probe: only these elements go back (a space of large outputs is judged on a sample of each)
+            got = got.reshape(-1)[probe] if probe is not None else got
+            send(out_fd, {"config": state["key"], "arg": i}, {"out": got})
         return True
 
     answer = [a.copy() if i in job["outputs"] else None for i, a in enumerate(args)]
@@ -160,7 +177,7 @@ def measure(job: dict, arrays: dict) -> tuple[dict, dict]:
                              compiler_options=job["compiler_options"] + [f"-D{k}={v}" for k, v in job["defines"].items()])
     with open(cache) as fh:
         text = fh.read()
-    return {"cache": text, "device": device}, outputs
+    return {"cache": text, "device": device}
 
 
 def _walls(job: dict, prot) -> str:
@@ -220,6 +237,29 @@ def _limit_data(data_mb: int, prot) -> None:
         prot.mark("rlimit_data", False, str(exc))
 
 
+DEATH = "walled run died: "  # how the outer process's last line of output starts when its walled child was killed
+
+
+def death_note(sig: int, cpu_s: float, job: dict) -> str:
+    """How the walled process died, naming the wall that killed it where the signal says which."""
+    name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+    # PID 1 of a namespace ignores SIGXCPU, so the hard CPU limit (one second later) kills it with SIGKILL;
+    # the CPU time counts the compiler's too
+    if sig in (signal.SIGXCPU, signal.SIGKILL) and cpu_s >= 0.9 * job["cpu_s"]:
+        return (f"{DEATH}killed ({name}) at the walls' CPU-time limit of {job['cpu_s']} s (KernelLimits.cpu_s), "
+                f"after {cpu_s:.1f} s of CPU time")
+    if sig in (signal.SIGSEGV, signal.SIGBUS):
+        return (f"{DEATH}crashed ({name}): a bad memory access in the kernel, or an allocation refused by the "
+                f"walls' memory limit ({_memory_limit(job)})")
+    return f"{DEATH}killed ({name}) after {cpu_s:.1f} s of CPU time"
+
+
+def _memory_limit(job: dict) -> str:
+    if job.get("data_mb"):
+        return f"RLIMIT_DATA {job['data_mb']} MiB, KernelLimits.data_mb"
+    return f"RLIMIT_AS {job['memory_mb']} MiB, KernelLimits.memory_mb"
+
+
 def main() -> None:
     """Read the job, fork PID 1 of new namespaces, put up the walls there, measure, send the result."""
     out_fd = int(sys.argv[1])
@@ -245,18 +285,20 @@ def main() -> None:
     if pid == 0:
         try:
             _walls(job, prot)
-            head, outputs = measure(job, arrays)
+            head = measure(job, arrays, out_fd)
+        except MemoryError:  # name the wall that stopped it: the bare MemoryError says nothing
+            head = {"error": f"MemoryError: the run needed more memory than the walls allow ({_memory_limit(job)})"}
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
-            head, outputs = {"error": f"{type(exc).__name__}: {exc}"[:3000]}, {}
+            head = {"error": f"{type(exc).__name__}: {exc}"[:3000]}
         head["protections"] = prot.to_dict()
         head["uid"] = job["uid"]
         try:
-            data = memoryview(frame(head, outputs))
-            while data:
-                data = data[os.write(out_fd, data):]
+            send(out_fd, head)
         finally:
             os._exit(0)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
+    if os.WIFSIGNALED(status):  # it never sent its last frame: the parent's log ends with how it died
+        print(death_note(os.WTERMSIG(status), usage.ru_utime + usage.ru_stime, job), flush=True)
     os._exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 1)
 
 
