@@ -194,8 +194,10 @@ def main() -> None:
 def _write(out: Path, args, rows: list, campaign: dict | None) -> None:
     command = shlex.join(["python", "benchmarks/byok.py", *sys.argv[1:]])  # as it was run
     machine = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f})"
-    models = ("none run: llama-cpp-python is not installed here and builds from source (12-20 min on 2 cores); "
-              "no model's recording exists yet")
+    local_run = ROOT / "benchmarks" / "results" / "byok_local_qwen15_template_run.json"
+    models = ("none run by this script (a local model's reply takes about a minute on 2 cores); "
+              + (f"a real local model's templating run is recorded in {local_run.relative_to(ROOT)} and replayed "
+                 "by tests/test_template.py" if local_run.is_file() else "no model's recording exists yet"))
     if args.gpu:
         devices = sorted({r["space"]["device"] for r in rows if r.get("space")})
         machine = f"{platform.machine()}, {os.cpu_count()} cores, GPU {', '.join(devices) or 'none measured'}"
