@@ -412,11 +412,20 @@ def flagship_page(folder: str = FLAGSHIP, command: str = FLAGSHIP_CMD) -> str:
         bench_table(f"{folder}/all_spaces.json", command)])
 
 
+FLAGSHIP2 = "benchmarks/results/flagship2"
+FLAGSHIP2_CMD = ("python benchmarks/flagship_tables.py --winner generated_algorithms/lcb_annealing_ils.py "
+                 "--campaign campaigns/flagship2.toml --test-repeats 100 --all-repeats 8 --out benchmarks/results/flagship2")
+
+
+def flagship2_page() -> str:
+    return flagship_page(FLAGSHIP2, FLAGSHIP2_CMD)
+
+
 def gemv_histogram_page() -> str:
     return bench_table(*GEMV_HISTOGRAM)
 
 
-RESULTS = {"results-flagship.md": flagship_page, "results-gemv-histogram.md": gemv_histogram_page,
+RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagship2_page, "results-gemv-histogram.md": gemv_histogram_page,
            "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,
