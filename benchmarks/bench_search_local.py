@@ -1,0 +1,204 @@
+"""Diff edits and the model bandit with real local code models (issue 28, local-model measurements).
+
+    python benchmarks/bench_search_local.py [--budget 10] [--arms full diff ensemble]
+        [--big local/qwen2.5-coder-1.5b] [--small local/qwen2.5-coder-0.5b]
+        [--out /tmp/bench-search-local] [--json benchmarks/results/search_local.json]
+
+Each arm is a real campaign (`tunesmith run`, in a subprocess) on campaigns/local-llm.toml's tasks
+(train gemm/H200 and hotspot/H200), same budget in candidates, 2 parents and 3 offspring per
+generation, 3 repeats per evaluation, [llm] seed 1:
+
+- full:     the big model, [evolution] edit = "full", refine-heavy operators (refine 0.6, fix 0.3, new 0.1)
+- diff:     the same with edit = "diff"
+- ensemble: [[llm.models]] big (price 1) + small (price 0.6, its measured time per token relative to
+            the big one's, benchmarks/local_llm_speed.json), [evolution.bandit] enabled, edit = "diff"
+
+Everything is read back from the run's archive (candidates.jsonl and the recorded exchanges): the
+completion tokens per refine (all exchanges of a refine candidate: the diff, its full-code fallback,
+re-asks), what became of each diff request (blocks applied, blocks that did not apply and fell back
+to full code, full code answered without blocks, no reply), the requests per model, the best P on
+the training tasks, and the CPU seconds of the whole process tree (campaign, llama.cpp servers and
+sandboxes: getrusage(RUSAGE_CHILDREN) around the subprocess, which reaps its children).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BASE = ROOT / "campaigns" / "local-llm.toml"
+REFINE_HEAVY = "[evolution.operators]\nnew = 0.1\nrefine = 0.6\nsimplify = 0.0\nfix = 0.3\n"
+SMALL_PRICE = 0.6  # 0.5B time per token / 1.5B's: generation 16.9 vs 28.7 tok/s, prompt 39 vs 63 tok/s
+
+
+def arm_config(arm: str, big: str, small: str, repeats: int) -> str:
+    """campaigns/local-llm.toml with the arm's model(s), edit mode, operators and smaller generations."""
+    text = BASE.read_text()
+    text = re.sub(r"^model\s*=.*$", f'model = "{big}"', text, count=1, flags=re.M)
+    text = re.sub(r"^n_parents\s*=.*$", "n_parents = 2", text, count=1, flags=re.M)
+    text = re.sub(r"^n_offspring\s*=.*$", "n_offspring = 3", text, count=1, flags=re.M)
+    text = re.sub(r"^repeats\s*=.*$", f"repeats = {repeats}", text, count=1, flags=re.M)
+    text = re.sub(r"^\[evolution\.operators\]\n(.*\n)*?\n", REFINE_HEAVY + "\n", text, count=1, flags=re.M)
+    edit = "full" if arm == "full" else "diff"
+    text = re.sub(r"^\[evolution\]\s*$", f'[evolution]\nedit = "{edit}"', text, count=1, flags=re.M)
+    if arm == "ensemble":
+        text += (f'\n[[llm.models]]\nmodel = "{big}"\nweight = 1.0\nprice = 1.0\n'
+                 f'\n[[llm.models]]\nmodel = "{small}"\nweight = 1.0\nprice = {SMALL_PRICE}\n'
+                 "\n[evolution.bandit]\nenabled = true\n")
+    return text
+
+
+def mean_se(values: list[float]) -> dict:
+    """Mean, standard error and count (None where undefined)."""
+    n = len(values)
+    return {"mean": round(statistics.fmean(values), 1) if n else None,
+            "se": round(statistics.stdev(values) / n ** 0.5, 1) if n > 1 else None, "n": n}
+
+
+def diff_outcomes(cands, exchanges) -> dict:
+    """What became of each diff request: applied, fell back to full code, full code without blocks, no reply."""
+    asked = [c for c in cands if c.edit]
+    out = Counter()
+    for c in asked:
+        e = c.edit
+        if e.get("applied"):
+            out["applied"] += 1
+            out["applied_then_failed"] += bool(c.error)
+        elif e.get("blocks"):
+            out["fell_back_to_full"] += 1
+            out["fallback_then_failed"] += bool(c.error)
+        else:
+            out["full_code_without_blocks"] += 1
+    # a diff request whose reply never came leaves no edit record on its candidate
+    diff_ops = {"refine", "simplify", "fix"}
+    out["no_reply"] = sum(1 for c in cands if c.operator in diff_ops and not c.edit and c.parent_ids and not c.exchange_id)
+    out["asked"] = len(asked)
+    reasons = [c.edit.get("reason") for c in asked if c.edit.get("reason")]
+    return {**dict(out), "reasons": reasons}
+
+
+def measure(run_dir: Path) -> dict:
+    """Per-arm numbers read back from the run's archive."""
+    from generator.archive import Archive
+
+    archive = Archive.open(run_dir)
+    cands = archive.candidates()
+    exchanges = archive.exchanges()
+    by_cand: dict[str, list] = {}
+    for x in exchanges:
+        if x.ref:
+            by_cand.setdefault(x.ref.split(":")[0], []).append(x)
+    refine = [c for c in cands if c.operator == "refine"]
+    per_refine = [sum(x.completion_tokens or 0 for x in by_cand.get(c.id, [])) for c in refine]
+    diff_replies = [x.completion_tokens for c in refine for x in by_cand.get(c.id, [])
+                    if (c.edit or {}).get("mode") == "diff" and not x.ref.endswith((":full", ":reask"))]
+    models = Counter(x.model for x in exchanges)
+    best = archive.best(1)
+    return {"candidates": len(cands), "failed": sum(1 for c in cands if c.error),
+            "duplicates": sum(1 for c in cands if c.duplicate_of),
+            "operators": dict(Counter(c.operator for c in cands)),
+            "refine_completion_tokens": mean_se(per_refine),
+            "refine_first_reply_tokens": mean_se(diff_replies) if diff_replies else None,
+            "diffs": diff_outcomes(cands, exchanges),
+            "requests_per_model": dict(models),
+            "candidates_per_model": dict(Counter(c.model or "[llm] model" for c in cands)),
+            "completion_tokens": sum(x.completion_tokens or 0 for x in exchanges),
+            "prompt_tokens": sum(x.prompt_tokens or 0 for x in exchanges),
+            "best_p": round(best[0].score, 4) if best else None, "best": best[0].id if best else None,
+            "best_so_far": best_so_far(cands)}
+
+
+def best_so_far(cands) -> list:
+    """The best training P after each candidate, in generation order (None until one works)."""
+    best, out = None, []
+    for c in cands:
+        if c.ok and not c.duplicate_of:
+            best = c.score if best is None else max(best, c.score)
+        out.append(None if best is None else round(best, 4))
+    return out
+
+
+def run_arm(arm: str, args, out: Path) -> dict:
+    """One campaign in a subprocess; CPU seconds of its whole process tree and wall seconds."""
+    cfg = out / f"{arm}.toml"
+    cfg.write_text(arm_config(arm, args.big, args.small, args.repeats))
+    run_dir = out / arm
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    cmd = [sys.executable, "-m", "generator.cli", "run", str(cfg), "--run-dir", str(run_dir),
+           "--budget", str(args.budget), "--no-progress"]
+    with open(out / f"{arm}.log", "w") as log:
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    row = {"arm": arm, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
+    row["best_p_per_cpu_hour"] = round(row["best_p"] / (cpu / 3600), 3) if row["best_p"] and cpu else None
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
+
+
+def model_hashes(models: list[str]) -> dict:
+    pins = json.loads((ROOT / "generator" / "llm" / "local_models.json").read_text())
+    return {m: pins[m]["gguf"]["sha256"] for m in models if m in pins}
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| arm | refine tokens (mean ± SE, n) | diffs applied / fell back / no blocks | requests per model "
+             "| best P | CPU s | best P per CPU hour |", "| --- | --- | --- | --- | ---: | ---: | ---: |"]
+    for r in rows:
+        t, d = r["refine_completion_tokens"], r["diffs"]
+        diffs = f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('full_code_without_blocks', 0)}" \
+            if d.get("asked") else "-"
+        models = ", ".join(f"{m.split('/')[-1]} {n}" for m, n in r["requests_per_model"].items())
+        lines.append(f"| {r['arm']} | {t['mean']} ± {t['se']} ({t['n']}) | {diffs} | {models} | {r['best_p']} "
+                     f"| {r['cpu_s']} | {r['best_p_per_cpu_hour']} |")
+    return "\n".join(lines)
+
+
+def write_json(path: Path, args, argv, started: str, rows: list[dict]) -> None:
+    doc = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+           "date": started, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared)",
+           "load_1min_at_end": round(os.getloadavg()[0], 2), "budget": args.budget, "repeats": args.repeats,
+           "base_config": "campaigns/local-llm.toml", "operators": REFINE_HEAVY.split("\n", 1)[1].strip(),
+           "small_price": SMALL_PRICE, "models_sha256": model_hashes([args.big, args.small]), "arms": rows}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--arms", nargs="+", default=["full", "diff", "ensemble"], choices=["full", "diff", "ensemble"])
+    ap.add_argument("--big", default="local/qwen2.5-coder-1.5b")
+    ap.add_argument("--small", default="local/qwen2.5-coder-0.5b")
+    ap.add_argument("--out", default="/tmp/bench-search-local")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    rows = []
+    for arm in args.arms:
+        rows.append(run_arm(arm, args, out))
+        if args.json:  # after every arm, so a run cut short keeps what it measured
+            write_json(Path(args.json), args, argv, started, rows)
+    print(table(rows))
+    return 0 if all(r["rc"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
