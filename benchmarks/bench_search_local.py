@@ -1,12 +1,13 @@
 """Diff edits and the model bandit with real local code models (issue 28, local-model measurements).
 
-    python benchmarks/bench_search_local.py [--budget 10] [--arms full diff ensemble]
+    python benchmarks/bench_search_local.py [--budget 10] [--arms full diff ensemble] [--seeds 1]
         [--big local/qwen2.5-coder-1.5b] [--small local/qwen2.5-coder-0.5b]
-        [--out /tmp/bench-search-local] [--json benchmarks/results/search_local.json]
+        [--out /tmp/bench-search-local] [--json benchmarks/results/search_local.json [--append]]
 
 Each arm is a real campaign (`tunesmith run`, in a subprocess) on campaigns/local-llm.toml's tasks
 (train gemm/H200 and hotspot/H200), same budget in candidates, 2 parents and 3 offspring per
-generation, 3 repeats per evaluation, [llm] seed 1:
+generation, 3 repeats per evaluation, one run per seed ([llm] seed and [evolution] seed; the arms of
+one seed start from the same generation 0, since a seeded local model answers the same prompt alike):
 
 - full:     the big model, [evolution] edit = "full", refine-heavy operators (refine 0.6, fix 0.3, new 0.1)
 - diff:     the same with edit = "diff"
@@ -19,6 +20,7 @@ re-asks), what became of each diff request (blocks applied, blocks that did not 
 to full code, full code answered without blocks, no reply), the requests per model, the best P on
 the training tasks, and the CPU seconds of the whole process tree (campaign, llama.cpp servers and
 sandboxes: getrusage(RUSAGE_CHILDREN) around the subprocess, which reaps its children).
+With --append the runs already in --json are kept (and not run again), so seeds can be added later.
 """
 
 from __future__ import annotations
@@ -44,10 +46,11 @@ REFINE_HEAVY = "[evolution.operators]\nnew = 0.1\nrefine = 0.6\nsimplify = 0.0\n
 SMALL_PRICE = 0.6  # 0.5B time per token / 1.5B's: generation 16.9 vs 28.7 tok/s, prompt 39 vs 63 tok/s
 
 
-def arm_config(arm: str, big: str, small: str, repeats: int) -> str:
+def arm_config(arm: str, big: str, small: str, repeats: int, seed: int = 1) -> str:
     """campaigns/local-llm.toml with the arm's model(s), edit mode, operators and smaller generations."""
     text = BASE.read_text()
     text = re.sub(r"^model\s*=.*$", f'model = "{big}"', text, count=1, flags=re.M)
+    text = re.sub(r"^seed\s*=.*$", f"seed = {seed}", text, flags=re.M)  # [llm] seed and [evolution] seed
     text = re.sub(r"^n_parents\s*=.*$", "n_parents = 2", text, count=1, flags=re.M)
     text = re.sub(r"^n_offspring\s*=.*$", "n_offspring = 3", text, count=1, flags=re.M)
     text = re.sub(r"^repeats\s*=.*$", f"repeats = {repeats}", text, count=1, flags=re.M)
@@ -64,8 +67,8 @@ def arm_config(arm: str, big: str, small: str, repeats: int) -> str:
 def mean_se(values: list[float]) -> dict:
     """Mean, standard error and count (None where undefined)."""
     n = len(values)
-    return {"mean": round(statistics.fmean(values), 1) if n else None,
-            "se": round(statistics.stdev(values) / n ** 0.5, 1) if n > 1 else None, "n": n}
+    return {"mean": round(statistics.fmean(values), 4) if n else None,
+            "se": round(statistics.stdev(values) / n ** 0.5, 4) if n > 1 else None, "n": n}
 
 
 def diff_outcomes(cands, exchanges) -> dict:
@@ -107,7 +110,7 @@ def measure(run_dir: Path) -> dict:
                     if (c.edit or {}).get("mode") == "diff" and not x.ref.endswith((":full", ":reask"))]
     models = Counter(x.model for x in exchanges)
     best = archive.best(1)
-    return {"candidates": len(cands), "failed": sum(1 for c in cands if c.error),
+    return {"candidates": len(cands), "refine_tokens_each": per_refine, "failed": sum(1 for c in cands if c.error),
             "duplicates": sum(1 for c in cands if c.duplicate_of),
             "operators": dict(Counter(c.operator for c in cands)),
             "refine_completion_tokens": mean_se(per_refine),
@@ -131,21 +134,21 @@ def best_so_far(cands) -> list:
     return out
 
 
-def run_arm(arm: str, args, out: Path) -> dict:
+def run_arm(arm: str, seed: int, args, out: Path) -> dict:
     """One campaign in a subprocess; CPU seconds of its whole process tree and wall seconds."""
-    cfg = out / f"{arm}.toml"
-    cfg.write_text(arm_config(arm, args.big, args.small, args.repeats))
-    run_dir = out / arm
+    cfg = out / f"{arm}-{seed}.toml"
+    cfg.write_text(arm_config(arm, args.big, args.small, args.repeats, seed))
+    run_dir = out / f"{arm}-{seed}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     cmd = [sys.executable, "-m", "generator.cli", "run", str(cfg), "--run-dir", str(run_dir),
            "--budget", str(args.budget), "--no-progress"]
-    with open(out / f"{arm}.log", "w") as log:
+    with open(out / f"{arm}-{seed}.log", "w") as log:
         rc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    row = {"arm": arm, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
+    row = {"arm": arm, "seed": seed, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
     row["best_p_per_cpu_hour"] = round(row["best_p"] / (cpu / 3600), 3) if row["best_p"] and cpu else None
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
@@ -156,25 +159,47 @@ def model_hashes(models: list[str]) -> dict:
     return {m: pins[m]["gguf"]["sha256"] for m in models if m in pins}
 
 
-def table(rows: list[dict]) -> str:
+def summary(rows: list[dict]) -> dict:
+    """Per arm over its seeds: refine tokens pooled over all refines, diff outcomes and requests summed,
+    best P as mean and SE over seeds, CPU seconds summed, best P per CPU hour over the pooled CPU time."""
+    out = {}
+    for arm in dict.fromkeys(r["arm"] for r in rows):
+        runs = [r for r in rows if r["arm"] == arm]
+        diffs, models = Counter(), Counter()
+        for r in runs:
+            diffs.update({k: v for k, v in r["diffs"].items() if isinstance(v, int)})
+            models.update(r["requests_per_model"])
+        best = [r["best_p"] for r in runs if r["best_p"] is not None]
+        cpu = sum(r["cpu_s"] for r in runs)
+        out[arm] = {"seeds": [r["seed"] for r in runs], "refine_completion_tokens": mean_se(
+                        [t for r in runs for t in r["refine_tokens_each"]]),
+                    "diffs": dict(diffs), "requests_per_model": dict(models),
+                    "best_p": mean_se(best) if best else None, "runs_without_working_candidate": len(runs) - len(best),
+                    "cpu_s": round(cpu, 1), "wall_s": round(sum(r["wall_s"] for r in runs), 1),
+                    "best_p_per_cpu_hour": round(statistics.fmean(best) / (cpu / len(runs) / 3600), 3) if best else None}
+    return out
+
+
+def table(summ: dict) -> str:
     lines = ["| arm | refine tokens (mean ± SE, n) | diffs applied / fell back / no blocks | requests per model "
              "| best P | CPU s | best P per CPU hour |", "| --- | --- | --- | --- | ---: | ---: | ---: |"]
-    for r in rows:
+    for arm, r in summ.items():
         t, d = r["refine_completion_tokens"], r["diffs"]
         diffs = f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('full_code_without_blocks', 0)}" \
             if d.get("asked") else "-"
         models = ", ".join(f"{m.split('/')[-1]} {n}" for m, n in r["requests_per_model"].items())
-        lines.append(f"| {r['arm']} | {t['mean']} ± {t['se']} ({t['n']}) | {diffs} | {models} | {r['best_p']} "
+        p = r["best_p"] or {}
+        lines.append(f"| {arm} | {t['mean']} ± {t['se']} ({t['n']}) | {diffs} | {models} | {p.get('mean')} ± {p.get('se')} "
                      f"| {r['cpu_s']} | {r['best_p_per_cpu_hour']} |")
     return "\n".join(lines)
 
 
-def write_json(path: Path, args, argv, started: str, rows: list[dict]) -> None:
-    doc = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
-           "date": started, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared)",
+def write_json(path: Path, args, commands: list[str], dates: list[str], rows: list[dict]) -> None:
+    doc = {"commands": commands, "dates": dates, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared)",
            "load_1min_at_end": round(os.getloadavg()[0], 2), "budget": args.budget, "repeats": args.repeats,
            "base_config": "campaigns/local-llm.toml", "operators": REFINE_HEAVY.split("\n", 1)[1].strip(),
-           "small_price": SMALL_PRICE, "models_sha256": model_hashes([args.big, args.small]), "arms": rows}
+           "small_price": SMALL_PRICE, "models_sha256": model_hashes([args.big, args.small]),
+           "summary": summary(rows), "runs": rows}
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
@@ -186,17 +211,25 @@ def main(argv=None) -> int:
     ap.add_argument("--big", default="local/qwen2.5-coder-1.5b")
     ap.add_argument("--small", default="local/qwen2.5-coder-0.5b")
     ap.add_argument("--out", default="/tmp/bench-search-local")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1])
     ap.add_argument("--json", default=None)
+    ap.add_argument("--append", action="store_true", help="keep the runs already in --json and add to them")
     args = ap.parse_args(argv)
+    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])])
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    old = json.loads(Path(args.json).read_text()) if args.append and args.json and Path(args.json).exists() else {}
+    rows, commands, dates = old.get("runs", []), old.get("commands", []) + [command], old.get("dates", []) + [started]
+    done = {(r["arm"], r["seed"]) for r in rows}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    rows = []
-    for arm in args.arms:
-        rows.append(run_arm(arm, args, out))
-        if args.json:  # after every arm, so a run cut short keeps what it measured
-            write_json(Path(args.json), args, argv, started, rows)
-    print(table(rows))
+    for seed in args.seeds:
+        for arm in args.arms:
+            if (arm, seed) in done:
+                continue
+            rows.append(run_arm(arm, seed, args, out))
+            if args.json:  # after every run, so a benchmark cut short keeps what it measured
+                write_json(Path(args.json), args, commands, dates, rows)
+    print(table(summary(rows)))
     return 0 if all(r["rc"] == 0 for r in rows) else 1
 
 
