@@ -11,6 +11,8 @@ one seed start from the same generation 0, since a seeded local model answers th
 
 - full:     the big model, [evolution] edit = "full", refine-heavy operators (refine 0.6, fix 0.3, new 0.1)
 - diff:     the same with edit = "diff"
+- diff-example: as diff, the diff instruction with a worked example block
+            (benchmarks/prompts_diff_example/edit_diff.j2 through [prompts] template_dir)
 - ensemble: [[llm.models]] big (price 1) + small (price 0.6, its measured time per token relative to
             the big one's, benchmarks/local_llm_speed.json), [evolution.bandit] enabled, edit = "diff"
 
@@ -43,6 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 BASE = ROOT / "campaigns" / "local-llm.toml"
 REFINE_HEAVY = "[evolution.operators]\nnew = 0.1\nrefine = 0.6\nsimplify = 0.0\nfix = 0.3\n"
+EXAMPLE_PROMPTS = ROOT / "benchmarks" / "prompts_diff_example"
+ARMS = ("full", "diff", "diff-example", "ensemble")
 SMALL_PRICE = 0.6  # 0.5B time per token / 1.5B's: generation 16.9 vs 28.7 tok/s, prompt 39 vs 63 tok/s
 
 
@@ -57,6 +61,8 @@ def arm_config(arm: str, big: str, small: str, repeats: int, seed: int = 1) -> s
     text = re.sub(r"^\[evolution\.operators\]\n(.*\n)*?\n", REFINE_HEAVY + "\n", text, count=1, flags=re.M)
     edit = "full" if arm == "full" else "diff"
     text = re.sub(r"^\[evolution\]\s*$", f'[evolution]\nedit = "{edit}"', text, count=1, flags=re.M)
+    if arm == "diff-example":
+        text = re.sub(r"^\[prompts\]\s*$", f'[prompts]\ntemplate_dir = "{EXAMPLE_PROMPTS.relative_to(ROOT)}"', text, count=1, flags=re.M)
     if arm == "ensemble":
         text += (f'\n[[llm.models]]\nmodel = "{big}"\nweight = 1.0\nprice = 1.0\n'
                  f'\n[[llm.models]]\nmodel = "{small}"\nweight = 1.0\nprice = {SMALL_PRICE}\n'
@@ -72,7 +78,8 @@ def mean_se(values: list[float]) -> dict:
 
 
 def diff_outcomes(cands, exchanges) -> dict:
-    """What became of each diff request: applied, fell back to full code, full code without blocks, no reply."""
+    """What became of each diff request: applied, blocks that did not apply or a piece of the class without
+    blocks (both asked again for full code), full code without blocks, no reply."""
     asked = [c for c in cands if c.edit]
     out = Counter()
     for c in asked:
@@ -82,6 +89,9 @@ def diff_outcomes(cands, exchanges) -> dict:
             out["applied_then_failed"] += bool(c.error)
         elif e.get("blocks"):
             out["fell_back_to_full"] += 1
+            out["fallback_then_failed"] += bool(c.error)
+        elif e.get("reason"):  # no blocks, only a piece of the class: asked again for full code too
+            out["piece_fell_back_to_full"] += 1
             out["fallback_then_failed"] += bool(c.error)
         else:
             out["full_code_without_blocks"] += 1
@@ -181,11 +191,12 @@ def summary(rows: list[dict]) -> dict:
 
 
 def table(summ: dict) -> str:
-    lines = ["| arm | refine tokens (mean ± SE, n) | diffs applied / fell back / no blocks | requests per model "
+    lines = ["| arm | refine tokens (mean ± SE, n) | diffs applied / blocks not applied / piece of class / full code | requests per model "
              "| best P | CPU s | best P per CPU hour |", "| --- | --- | --- | --- | ---: | ---: | ---: |"]
     for arm, r in summ.items():
         t, d = r["refine_completion_tokens"], r["diffs"]
-        diffs = f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('full_code_without_blocks', 0)}" \
+        diffs = f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('piece_fell_back_to_full', 0)} / " \
+            f"{d.get('full_code_without_blocks', 0)}" \
             if d.get("asked") else "-"
         models = ", ".join(f"{m.split('/')[-1]} {n}" for m, n in r["requests_per_model"].items())
         p = r["best_p"] or {}
@@ -207,7 +218,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--arms", nargs="+", default=["full", "diff", "ensemble"], choices=["full", "diff", "ensemble"])
+    ap.add_argument("--arms", nargs="+", default=["full", "diff", "ensemble"], choices=ARMS)
     ap.add_argument("--big", default="local/qwen2.5-coder-1.5b")
     ap.add_argument("--small", default="local/qwen2.5-coder-0.5b")
     ap.add_argument("--out", default="/tmp/bench-search-local")
