@@ -149,6 +149,8 @@ def run_arm(arm: str, seed: int, args, out: Path) -> dict:
     cfg = out / f"{arm}-{seed}.toml"
     cfg.write_text(arm_config(arm, args.big, args.small, args.repeats, seed))
     run_dir = out / f"{arm}-{seed}"
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()  # the loop's code this run measured
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     cmd = [sys.executable, "-m", "generator.cli", "run", str(cfg), "--run-dir", str(run_dir),
@@ -158,7 +160,7 @@ def run_arm(arm: str, seed: int, args, out: Path) -> dict:
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    row = {"arm": arm, "seed": seed, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
+    row = {"arm": arm, "seed": seed, "commit": commit, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
     row["best_p_per_cpu_hour"] = round(row["best_p"] / (cpu / 3600), 3) if row["best_p"] and cpu else None
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
