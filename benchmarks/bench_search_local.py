@@ -192,18 +192,23 @@ def summary(rows: list[dict]) -> dict:
     return out
 
 
+def _num(x, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
 def table(summ: dict) -> str:
-    lines = ["| arm | refine tokens (mean ± SE, n) | diffs applied / blocks not applied / piece of class / full code | requests per model "
-             "| best P | CPU s | best P per CPU hour |", "| --- | --- | --- | --- | ---: | ---: | ---: |"]
+    """The per-arm summary as a Markdown table (what docs/explanation/search.md shows)."""
+    lines = ["| arm | seeds | completion tokens per refine (mean ± SE, n) | diff requests: applied / blocks not applied "
+             "/ piece of class / full code | requests per model | best P (mean ± SE) | CPU s | best P per CPU hour |",
+             "| --- | --- | --- | --- | --- | --- | ---: | ---: |"]
     for arm, r in summ.items():
-        t, d = r["refine_completion_tokens"], r["diffs"]
-        diffs = f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('piece_fell_back_to_full', 0)} / " \
-            f"{d.get('full_code_without_blocks', 0)}" \
-            if d.get("asked") else "-"
-        models = ", ".join(f"{m.split('/')[-1]} {n}" for m, n in r["requests_per_model"].items())
-        p = r["best_p"] or {}
-        lines.append(f"| {arm} | {t['mean']} ± {t['se']} ({t['n']}) | {diffs} | {models} | {p.get('mean')} ± {p.get('se')} "
-                     f"| {r['cpu_s']} | {r['best_p_per_cpu_hour']} |")
+        t, d, p = r["refine_completion_tokens"], r["diffs"], r["best_p"] or {}
+        diffs = (f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('piece_fell_back_to_full', 0)} / "
+                 f"{d.get('full_code_without_blocks', 0)} of {d['asked']}") if d.get("asked") else "-"
+        models = ", ".join(f"{m.split('/')[-1]}: {n}" for m, n in r["requests_per_model"].items())
+        lines.append(f"| {arm} | {', '.join(map(str, r['seeds']))} | {_num(t['mean'], 0)} ± {_num(t['se'], 0)} ({t['n']}) "
+                     f"| {diffs} | {models} | {_num(p.get('mean'), 3)} ± {_num(p.get('se'), 3)} | {r['cpu_s']:.0f} "
+                     f"| {_num(r['best_p_per_cpu_hour'], 2)} |")
     return "\n".join(lines)
 
 
