@@ -94,3 +94,16 @@ def test_a_piece_of_the_class_without_blocks_is_refused_with_a_reason():
     assert "only a piece of the class" in outcome.error and "def __init__" in outcome.error
     assert apply_reply("# full\n```python\nclass A:\n    pass\n```", PARENT).error is None
     assert apply_reply("I cannot help with that.", PARENT).error is None  # no code: read as any reply
+
+
+def test_status_counts_a_piece_of_the_class_with_the_fallbacks():
+    from generator.archive import Candidate
+    from generator.campaign.printing import edit_lines
+
+    edits = [{"mode": "diff", "blocks": 1, "applied": True},
+             {"mode": "diff", "blocks": 1, "applied": False, "reason": "block 1: its SEARCH text is not in the parent's code"},
+             {"mode": "diff", "blocks": 0, "applied": False, "reason": "it has no SEARCH/REPLACE block, and its code ..."},
+             {"mode": "diff", "blocks": 0, "applied": False}]
+    cands = [Candidate(f"c000{i}", 1, "refine", edit=e) for i, e in enumerate(edits, 1)]
+    assert edit_lines(cands) == ["diff edits: 4 asked, 1 applied, 2 did not apply and were asked again for full code, "
+                                 "1 answered with full code"]
