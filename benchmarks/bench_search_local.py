@@ -161,7 +161,8 @@ def run_arm(arm: str, seed: int, args, out: Path) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     row = {"arm": arm, "seed": seed, "commit": commit, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
-    row["best_p_per_cpu_hour"] = round(row["best_p"] / (cpu / 3600), 3) if row["best_p"] and cpu else None
+    # a rate only for P > 0: P = 0 is the random-search baseline, and a negative P per hour means nothing
+    row["best_p_per_cpu_hour"] = round(row["best_p"] / (cpu / 3600), 3) if (row["best_p"] or 0) > 0 and cpu else None
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
 
@@ -188,7 +189,8 @@ def summary(rows: list[dict]) -> dict:
                     "diffs": dict(diffs), "requests_per_model": dict(models),
                     "best_p": mean_se(best) if best else None, "runs_without_working_candidate": len(runs) - len(best),
                     "cpu_s": round(cpu, 1), "wall_s": round(sum(r["wall_s"] for r in runs), 1),
-                    "best_p_per_cpu_hour": round(statistics.fmean(best) / (cpu / len(runs) / 3600), 3) if best else None}
+                    "best_p_per_cpu_hour": round(statistics.fmean(best) / (cpu / len(runs) / 3600), 3)
+                    if best and statistics.fmean(best) > 0 else None}
     return out
 
 
