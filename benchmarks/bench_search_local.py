@@ -174,7 +174,8 @@ def model_hashes(models: list[str]) -> dict:
 
 def summary(rows: list[dict]) -> dict:
     """Per arm over its seeds: refine tokens pooled over all refines, diff outcomes and requests summed,
-    best P as mean and SE over seeds, CPU seconds summed, best P per CPU hour over the pooled CPU time."""
+    best P as mean and SE over seeds, CPU seconds summed, best P per CPU hour over the pooled CPU time
+    (none where a run found no working candidate or the mean P is not above random search's 0)."""
     out = {}
     for arm in dict.fromkeys(r["arm"] for r in rows):
         runs = [r for r in rows if r["arm"] == arm]
@@ -190,12 +191,17 @@ def summary(rows: list[dict]) -> dict:
                     "best_p": mean_se(best) if best else None, "runs_without_working_candidate": len(runs) - len(best),
                     "cpu_s": round(cpu, 1), "wall_s": round(sum(r["wall_s"] for r in runs), 1),
                     "best_p_per_cpu_hour": round(statistics.fmean(best) / (cpu / len(runs) / 3600), 3)
-                    if best and statistics.fmean(best) > 0 else None}
+                    if best and len(best) == len(runs) and statistics.fmean(best) > 0 else None}
     return out
 
 
 def _num(x, digits: int) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _none_working(arm: dict) -> str:
+    n = arm["runs_without_working_candidate"]
+    return f" (and {n} run{'s' if n > 1 else ''} with no working candidate)" if n else ""
 
 
 def table(summ: dict) -> str:
@@ -209,7 +215,7 @@ def table(summ: dict) -> str:
                  f"{d.get('full_code_without_blocks', 0)} of {d['asked']}") if d.get("asked") else "-"
         models = ", ".join(f"{m.split('/')[-1]}: {n}" for m, n in r["requests_per_model"].items())
         lines.append(f"| {arm} | {', '.join(map(str, r['seeds']))} | {_num(t['mean'], 0)} ± {_num(t['se'], 0)} ({t['n']}) "
-                     f"| {diffs} | {models} | {_num(p.get('mean'), 3)} ± {_num(p.get('se'), 3)} | {r['cpu_s']:.0f} "
+                     f"| {diffs} | {models} | {_num(p.get('mean'), 3)} ± {_num(p.get('se'), 3)}{_none_working(r)} | {r['cpu_s']:.0f} "
                      f"| {_num(r['best_p_per_cpu_hour'], 2)} |")
     return "\n".join(lines)
 
