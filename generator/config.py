@@ -180,7 +180,7 @@ class EvolutionConfig(Section):
     operators: Operators = Field(default_factory=Operators)
     # "diff": refine, simplify and fix are answered as SEARCH/REPLACE blocks on the parent's code
     # (asked again for full code when a block does not apply); "full": complete code every time
-    edit: Literal["full", "diff"] = Field("full", description="'full': complete code every time; 'diff': refine, simplify and fix are answered as SEARCH/REPLACE blocks on Parent 1's code (asked again for full code when a block does not apply)")
+    edit: Literal["full", "diff"] = Field("full", description="'full': complete code every time; 'diff': refine, simplify and fix are answered as SEARCH/REPLACE blocks on Parent 1's code (asked again for full code when a block does not apply, or when the reply is only a piece of the class)")
     niches: NichesConfig = Field(default_factory=NichesConfig, description="islands with migration and a MAP-Elites grid over measured behaviour (off by default: it did not pay, docs/explanation/search.md)")
     bandit: BanditConfig = Field(default_factory=BanditConfig, description="operators and [[llm.models]] chosen by a discounted UCB bandit (off by default: it did not pay)")
 

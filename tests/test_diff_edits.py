@@ -81,3 +81,29 @@ def test_made_blocks_round_trip():
     assert text.count("<<<<<<< SEARCH") >= 1
     assert apply_reply(text, PARENT).code.rstrip() == child.rstrip()
     assert make_blocks(PARENT, PARENT) is None
+
+
+def test_a_piece_of_the_class_without_blocks_is_refused_with_a_reason():
+    # a local Qwen2.5-Coder 1.5B's real answer to a fix prompt in diff mode (benchmarks/bench_search_local.py):
+    # a method, no blocks; read as full code it failed as "no top-level class"
+    reply = ("# Replace `self.budget = budget` with `self.budget = budget / 2`\n\n```python\n"
+             "def __init__(self, budget=5000, pop_size=16):\n    self.budget = budget / 2\n    self.pop_size = pop_size\n"
+             "```\nThis change halves the budget, which should help in finding better configurations faster.\n")
+    outcome = apply_reply(reply, PARENT)
+    assert outcome.blocks == 0 and outcome.code is None
+    assert "only a piece of the class" in outcome.error and "def __init__" in outcome.error
+    assert apply_reply("# full\n```python\nclass A:\n    pass\n```", PARENT).error is None
+    assert apply_reply("I cannot help with that.", PARENT).error is None  # no code: read as any reply
+
+
+def test_status_counts_a_piece_of_the_class_with_the_fallbacks():
+    from generator.archive import Candidate
+    from generator.campaign.printing import edit_lines
+
+    edits = [{"mode": "diff", "blocks": 1, "applied": True},
+             {"mode": "diff", "blocks": 1, "applied": False, "reason": "block 1: its SEARCH text is not in the parent's code"},
+             {"mode": "diff", "blocks": 0, "applied": False, "reason": "it has no SEARCH/REPLACE block, and its code ..."},
+             {"mode": "diff", "blocks": 0, "applied": False}]
+    cands = [Candidate(f"c000{i}", 1, "refine", edit=e) for i, e in enumerate(edits, 1)]
+    assert edit_lines(cands) == ["diff edits: 4 asked, 1 applied, 2 did not apply and were asked again for full code, "
+                                 "1 answered with full code"]

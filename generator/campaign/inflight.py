@@ -218,7 +218,7 @@ class InFlight(Speculation):
         if not ex.ok:
             return ex
         outcome = apply_reply(ex.reply, parent_code)
-        if outcome.blocks == 0:  # answered with full code (or none): read as any reply
+        if outcome.blocks == 0 and outcome.error is None:  # answered with full code (or none): read as any reply
             self.edits[ex.id] = {"mode": "diff", "blocks": 0, "applied": False}
             return ex
         if outcome.code is not None:

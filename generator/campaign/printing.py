@@ -141,7 +141,8 @@ def edit_lines(cands: list[Candidate]) -> list[str]:
     if not asked:
         return []
     applied = sum(1 for e in asked if e.get("applied"))
-    failed = sum(1 for e in asked if not e.get("applied") and e.get("blocks"))
+    # blocks that did not apply, or a piece of the class without blocks: both asked again (with a reason)
+    failed = sum(1 for e in asked if not e.get("applied") and (e.get("blocks") or e.get("reason")))
     return [f"diff edits: {len(asked)} asked, {applied} applied, {failed} did not apply and were asked again for full "
             f"code, {len(asked) - applied - failed} answered with full code"]
 

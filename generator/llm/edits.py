@@ -14,7 +14,11 @@ or 8 angle brackets, SEARCH text whose indentation or trailing spaces differ fro
 Those are accepted. What is not accepted, with a reason the fallback prompt quotes: SEARCH text
 that is not in the parent, or is in it more than once (which copy was meant is a guess), an
 empty SEARCH, a block left open (a reply cut off), and an edit that changes nothing (the child
-would be a silent copy of its parent, OpenEvolve #346).
+would be a silent copy of its parent, OpenEvolve #346). A reply with no block at all is read as full
+code, unless its code is only a piece of the class (a method, a few lines): a local Qwen2.5-Coder
+1.5B answered 2 of 8 diff prompts so (benchmarks/results/search_local.json), and such a piece,
+read as full code, fails as "no top-level class". It is refused with a reason, as a block that
+does not apply is, so the full-code fallback asks again.
 """
 
 from __future__ import annotations
@@ -156,14 +160,27 @@ def apply_blocks(code: str, blocks: list[Block]) -> str:
     return new
 
 
+def fragment_reason(reply: str | None) -> str | None:
+    """Why a reply without blocks is no full code either: its code has no top-level class (None otherwise)."""
+    from generator.llm.reply_code import find_code
+
+    code = find_code(reply).code
+    if code is None or re.search(r"^class\s+\w", code, re.M):
+        return None  # no code at all, or a class: read as any reply (the checks say what is wrong)
+    first = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
+    return (f"it has no SEARCH/REPLACE block, and its code (starting {first[:60]!r}) is only a piece of the "
+            "class, not the complete class")
+
+
 def apply_reply(reply: str | None, parent_code: str) -> EditOutcome:
-    """A reply's blocks applied to the parent's code; blocks = 0 when the reply holds no block."""
+    """A reply's blocks applied to the parent's code; blocks = 0 when the reply holds no block (with an
+    error when its code is only a piece of the class)."""
     try:
         blocks = parse_blocks(reply)
     except DiffError as exc:
         return EditOutcome(1, error=str(exc))
     if not blocks:
-        return EditOutcome(0)
+        return EditOutcome(0, error=fragment_reason(reply))
     try:
         return EditOutcome(len(blocks), code=apply_blocks(parent_code, blocks).rstrip() + "\n")
     except DiffError as exc:
