@@ -162,10 +162,10 @@ def apply_blocks(code: str, blocks: list[Block]) -> str:
 
 def fragment_reason(reply: str | None) -> str | None:
     """Why a reply without blocks is no full code either: its code has no top-level class (None otherwise)."""
-    from generator.llm.reply_code import find_code
+    from generator.llm.reply_code import find_code, has_top_level_class
 
     code = find_code(reply).code
-    if code is None or re.search(r"^class\s+\w", code, re.M):
+    if code is None or has_top_level_class(code):
         return None  # no code at all, or a class: read as any reply (the checks say what is wrong)
     first = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
     return (f"it has no SEARCH/REPLACE block, and its code (starting {first[:60]!r}) is only a piece of the "

@@ -53,19 +53,23 @@ def parses(code: str) -> bool:
         return False
 
 
+def has_top_level_class(code: str) -> bool:
+    """A `class` statement at the start of a line (read as text: the code need not parse)."""
+    return bool(re.search(r"^class[ \t]+\w", code, re.M))
+
+
 def has_optimizer_class(code: str) -> bool:
     """A top-level class that defines __call__ (what the static checks look for)."""
     try:
         tree = parsing.parse(code)
     except _NOT_PYTHON:
-        return bool(re.search(r"^class \w+", code, re.M)) and "def __call__" in code
+        return has_top_level_class(code) and "def __call__" in code
     return any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__"
                                                    for b in n.body) for n in tree.body)
 
 
 def _rank(code: str) -> tuple:
-    has_class = bool(re.search(r"^class \w+", code, re.M))
-    return (has_optimizer_class(code), has_class, parses(code), len(code))
+    return (has_optimizer_class(code), has_top_level_class(code), parses(code), len(code))
 
 
 def _is_prose(line: str) -> bool:
