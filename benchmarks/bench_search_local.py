@@ -80,21 +80,19 @@ def mean_se(values: list[float]) -> dict:
 def diff_outcomes(cands, exchanges) -> dict:
     """What became of each diff request: applied, blocks that did not apply or a piece of the class without
     blocks (both asked again for full code), full code without blocks, no reply."""
+    from generator.llm.edits import ASKED_AGAIN, edit_outcome
+
     asked = [c for c in cands if c.edit]
+    names = {"applied": "applied", "blocks_not_applied": "fell_back_to_full",
+             "piece_of_class": "piece_fell_back_to_full", "full_code": "full_code_without_blocks"}
     out = Counter()
     for c in asked:
-        e = c.edit
-        if e.get("applied"):
-            out["applied"] += 1
+        outcome = edit_outcome(c.edit)
+        out[names[outcome]] += 1
+        if outcome == "applied":
             out["applied_then_failed"] += bool(c.error)
-        elif e.get("blocks"):
-            out["fell_back_to_full"] += 1
+        elif outcome in ASKED_AGAIN:
             out["fallback_then_failed"] += bool(c.error)
-        elif e.get("reason"):  # no blocks, only a piece of the class: asked again for full code too
-            out["piece_fell_back_to_full"] += 1
-            out["fallback_then_failed"] += bool(c.error)
-        else:
-            out["full_code_without_blocks"] += 1
     # a diff request whose reply never came leaves no edit record on its candidate
     diff_ops = {"refine", "simplify", "fix"}
     out["no_reply"] = sum(1 for c in cands if c.operator in diff_ops and not c.edit and c.parent_ids and not c.exchange_id)

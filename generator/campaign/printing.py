@@ -140,9 +140,11 @@ def edit_lines(cands: list[Candidate]) -> list[str]:
     asked = [c.edit for c in cands if c.edit and c.edit.get("mode") == "diff"]
     if not asked:
         return []
-    applied = sum(1 for e in asked if e.get("applied"))
-    # blocks that did not apply, or a piece of the class without blocks: both asked again (with a reason)
-    failed = sum(1 for e in asked if not e.get("applied") and (e.get("blocks") or e.get("reason")))
+    from generator.llm.edits import ASKED_AGAIN, edit_outcome
+
+    outcomes = [edit_outcome(e) for e in asked]
+    applied = outcomes.count("applied")
+    failed = sum(1 for o in outcomes if o in ASKED_AGAIN)
     return [f"diff edits: {len(asked)} asked, {applied} applied, {failed} did not apply and were asked again for full "
             f"code, {len(asked) - applied - failed} answered with full code"]
 

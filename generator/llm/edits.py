@@ -172,6 +172,19 @@ def fragment_reason(reply: str | None) -> str | None:
             "class, not the complete class")
 
 
+ASKED_AGAIN = ("blocks_not_applied", "piece_of_class")  # outcomes whose full code came from a second request
+
+
+def edit_outcome(edit: dict) -> str:
+    """What became of a diff request, read from its candidate's edit record: 'applied', 'blocks_not_applied'
+    or 'piece_of_class' (both asked again for full code, with the reason), or 'full_code' (no block)."""
+    if edit.get("applied"):
+        return "applied"
+    if edit.get("blocks"):
+        return "blocks_not_applied"
+    return "piece_of_class" if edit.get("reason") else "full_code"
+
+
 def apply_reply(reply: str | None, parent_code: str) -> EditOutcome:
     """A reply's blocks applied to the parent's code; blocks = 0 when the reply holds no block (with an
     error when its code is only a piece of the class)."""
