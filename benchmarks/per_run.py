@@ -35,17 +35,17 @@ from generator.scoring.score import budget_for, score_traces  # noqa: E402
 
 
 def runs_of(task, strategy: str, repeats: int, seed: int) -> list[dict]:
-    """Each run of one strategy: P, final best value, configurations measured."""
+    """Each run of one strategy: its P (the score's own per-repeat P, as racing and `evaluate` use it),
+    final best value, configurations measured."""
     spec = parse_strategy(strategy)
     values = np.asarray(task.key.values, dtype=float)
     sign = -1.0 if task.objective.higher_is_better else 1.0
+    traces = [run_once(task, spec, run_seed(seed, r), budget_for(task), None) for r in range(repeats)]
     out = []
-    for r in range(repeats):
-        trace = run_once(task, spec, run_seed(seed, r), budget_for(task), None)
+    for r, (trace, p) in enumerate(zip(traces, score_traces(task, traces).per_repeat)):
         found = values[trace.rows]
         best = float(found[np.nanargmin(sign * found)]) if np.isfinite(found).any() else None
-        out.append({"repeat": r, "p": score_traces(task, [trace]).score, "best": best,
-                    "evaluations": int(trace.rows.size)})
+        out.append({"repeat": r, "p": p, "best": best, "evaluations": int(trace.rows.size)})
     return out
 
 
