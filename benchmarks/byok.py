@@ -54,8 +54,7 @@ def shipped_cache_best(path: Path, device: str) -> dict:
         return {"best_ms": float("nan"), "note": f"no shipped cache: {exc}"}
     task = next((t for t in tasks if t.info["gpu"] == device), tasks[0])
     best = int(np.nanargmin(task.key.values))
-    params = list(task.space.tune_params.values())
-    config = {k: params[j][int(i)] for j, (k, i) in enumerate(zip(task.space.tune_params, task.space.valid[best]))}
+    config = dict(zip(task.space.param_names, task.space.config_of(best)))
     return {"configurations": len(task.space.valid), "best_ms": float(task.key.values[best]), "best_config": config,
             "cache_device": task.info["gpu"],
             "note": f"from the shipped cache problems/caches/{path.name}/{task.info['gpu']}.json.gz"}
