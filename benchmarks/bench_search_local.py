@@ -72,9 +72,11 @@ def arm_config(arm: str, big: str, small: str, repeats: int, seed: int = 1) -> s
 
 def mean_se(values: list[float]) -> dict:
     """Mean, standard error and count (None where undefined)."""
-    n = len(values)
-    return {"mean": round(statistics.fmean(values), 4) if n else None,
-            "se": round(statistics.stdev(values) / n ** 0.5, 4) if n > 1 else None, "n": n}
+    from generator.scoring.racing import standard_error
+
+    se = standard_error(values)
+    return {"mean": round(statistics.fmean(values), 4) if values else None,
+            "se": round(se, 4) if se is not None else None, "n": len(values)}
 
 
 def diff_outcomes(cands, exchanges) -> dict:
