@@ -130,3 +130,50 @@ def test_small_budgets_and_rugged_spaces_favour_the_new_parts(stats, favoured, s
 def test_init_share_default_follows_the_budget():
     assert Profile(budget=40).default("init_share") > Profile(budget=200).default("init_share") > \
         Profile(budget=2000).default("init_share")
+
+
+def run_screened(task, max_fevals, seed, global_share=0.2):
+    """The configurations the screened initialisation measures on `task` with a budget of max_fevals."""
+    opt = optimizer({"init": "screened"}, global_share=global_share, init_size=4)
+    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))  # stop after the init
+    space = SearchSpace(task.space)
+    np.random.seed(seed)
+    space.seed(seed)
+    opt(Oracle(task, Budget(seconds=1e9, max_fevals=max_fevals), space), space)
+    return opt
+
+
+def test_screened_init_samples_its_share_of_the_budget_the_run_has(conv_task):
+    assert len(run_screened(conv_task, 100, 0).design) == 20  # a fifth of 100 evaluations
+    assert len(run_screened(conv_task, 200, 0, global_share=0.1).design) == 20
+    assert len(run_screened(conv_task, 10, 0).design) == 4  # never fewer than init_size
+    opt = run_screened(conv_task, 100, 1)
+    assert len(set(opt.design)) == len(opt.design) == len(opt.cache)  # each sample is a new measurement
+
+
+def test_screened_init_picks_the_models_choice_among_global_samples(conv_task):
+    picked = []
+
+    def spy(choose):
+        def wrapped(options):
+            choice = choose(options)
+            picked.append((choice, options))
+            return choice
+        return wrapped
+
+    opt = optimizer({"init": "screened"}, global_share=0.3, init_size=4, global_pool=8)
+    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))
+    opt.choose = spy(opt.choose)
+    space = SearchSpace(conv_task.space)
+    np.random.seed(0)
+    space.seed(0)
+    opt(Oracle(conv_task, Budget(seconds=1e9, max_fevals=60), space), space)
+    assert len(picked) == len(opt.design) - 4  # every sample after the first four went through the model
+    assert all(len(options) == 8 and choice in options for choice, options in picked)
+
+
+def test_screened_init_without_a_model_becomes_a_design():
+    comp = Composition("population", {"init": "screened", "brood": "single"}, {}).normalised()
+    assert comp.slots["init"] == "design"  # a population without a screening model cannot screen samples
+    comp = Composition("population", {"init": "screened", "brood": "screened"}, {}).normalised()
+    assert comp.slots["init"] == "screened" and "global_share" in comp.hp

@@ -43,6 +43,8 @@ HP_SPECS: dict[str, dict] = {
     "ridge": {"type": "log", "low": 0.01, "high": 10.0},
     "init_share": {"type": "float", "low": 0.02, "high": 0.5},
     "explore_weight": {"type": "float", "low": 0.0, "high": 2.0},
+    "global_share": {"type": "float", "low": 0.02, "high": 0.5},
+    "global_pool": {"type": "int", "low": 1, "high": 64},
 }
 
 

@@ -78,6 +78,8 @@ class Composition:
         if slots.get("brood") == "screened":
             if slots.get("screening") not in ("knn", "additive", "lcb"):
                 slots["screening"] = "knn"  # screening a brood at random would only waste breeding
+        if slots.get("init") == "screened" and "screening" not in slots:
+            slots["init"] = "design"  # no model to screen the global samples with: a budget-sized design instead
         comp = Composition(self.scheme, slots, {})
         comp.hp = {h: clamp_hp(h, self.hp.get(h, DEFAULT_HP[h])) for h in comp.hyperparameter_names()}
         return comp
@@ -110,7 +112,7 @@ DEFAULT_HP = {
     "elite_count": 2, "max_step": 2, "step_size": 1.5, "pool_size": 8, "knn_k": 3, "explore_rate": 0.1,
     "start_temperature": 0.05, "threshold": 0.05, "history_length": 10, "tabu_tenure": 7, "patience": 30,
     "restart_sample": 4, "kick_size": 2, "jump_rate": 0.05, "ls_steps": 8, "brood_size": 4, "ridge": 1.0,
-    "init_share": 0.1, "explore_weight": 0.5,
+    "init_share": 0.1, "explore_weight": 0.5, "global_share": 0.2, "global_pool": 8,
 }
 
 
@@ -145,7 +147,7 @@ _WORDS = {
     ("crossover", "uniform"): "Uniform", ("crossover", "one-point"): "OnePoint", ("crossover", "leaders"): "Pack",
     ("replacement", "elitist"): "Elitist", ("local_search", "memetic"): "Memetic",
     ("brood", "screened"): "Brood", ("init", "design"): "Designed", ("screening", "lcb"): "Bounded",
-    ("jump", "adaptive"): "Switching",
+    ("jump", "adaptive"): "Switching", ("init", "screened"): "Screened",
 }
 
 

@@ -23,7 +23,7 @@ SIMPLER = {
     "restart": {"random": "none", "perturb": "none"}, "step": {"adaptive": "fixed"},
     "crossover": {"uniform": "none", "one-point": "none", "leaders": "none"}, "local_search": {"memetic": "none"},
     "acceptance": {"annealing": "greedy", "threshold": "greedy", "late": "greedy"},
-    "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random", "design": "spread"},
+    "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random", "design": "spread", "screened": "spread"},
     "replacement": {"elitist": "plus"}, "brood": {"screened": "single"},
 }
 # The composition `fix` falls back to: every part of it is the plainest, best-tested option.

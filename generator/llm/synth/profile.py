@@ -22,7 +22,7 @@ from generator.llm.synth.compose import (DEFAULT_HP, POPULATION_SLOTS, SLOT_OPTI
 # small populations with leader-guided crossover), keep everything else possible.
 BASE = {
     "scheme": {"trajectory": 0.8, "population": 1.0},
-    "init": {"random": 1.0, "spread": 1.0, "design": 1.0},
+    "init": {"random": 1.0, "spread": 1.0, "design": 1.0, "screened": 1.0},
     "neighbourhood": {"Hamming": 1.5, "adjacent": 0.4, "strictly-adjacent": 0.4, "mixed": 0.8, "index-step": 0.6},
     "screening": {"none": 0.6, "knn": 1.4, "additive": 0.6, "lcb": 1.0},
     "acceptance": {"greedy": 1.2, "annealing": 0.8, "threshold": 0.6, "late": 0.8},
@@ -107,6 +107,8 @@ class Profile:
                                                    "a basin at the right time"),
                     ("init", "design", 2.0, why + "; a maximin design sized by the budget samples many basins "
                                                  "before descending (benchmarks/results/small_spaces.json)"),
+                    ("init", "screened", 2.0, why + "; model-screened samples from the whole space find the basins "
+                                                   "a local search cannot reach (benchmarks/results/screened_init.json)"),
                     ("neighbourhood", "Hamming", 1.5, why + "; Hamming moves cross a parameter's whole range")]
         if self.structured:
             why = f"fdc {_fmt(self.fdc)}: good configurations cluster around the optimum"

@@ -5,6 +5,12 @@ decide most of P; on rugged spaces (convolution-like: many local optima, low fit
 correlation) a fixed jump rate either wastes evaluations or never leaves a basin. Three parts, in
 the conventions of `components.py` (methods at class level, optional scheme lines by tag):
 
+- init "screened": a few random samples, then model-screened global sampling (each time the most
+  promising of `global_pool` random unvisited configurations, by the move-screening model) until
+  `global_share` of the budget is spent; a trap basin next to a strong but narrow optimum (pnpoly on the
+  RTX 3060, the `use_method = 2` basin) is left behind only by samples from the whole space, and the
+  model keeps them from costing as much as pure random draws on fast spaces
+  (`benchmarks/results/screened_init.json`);
 - init "design": a space-filling design (the best of several Latin hypercubes by maximin distance,
   repaired to *valid* configurations; plain farthest-point sampling picks the extremes of every
   parameter, which are mostly poor kernels) whose size follows
@@ -56,6 +62,19 @@ def initial_configs(self, n):
             best, best_gap = design, gap
     return best
 ''', ("init_share",)),
+    Component("init", "screened", "model-screened global sampling of a budget share", '''
+def initial_configs(self, n):
+    """Initialisation: n random configurations, then model-screened global sampling (the most promising of
+    global_pool random unvisited configurations) until global_share of the budget is spent."""
+    configs = self.random_unvisited(n)
+    for config in configs:
+        self.evaluate(config)
+    while self.spent() < self.global_share:  # the share follows the budget this run actually has
+        config = self.choose(self.random_unvisited(self.global_pool))
+        self.evaluate(config)
+        configs.append(config)
+    return configs
+''', ("global_share", "global_pool")),
 )}
 
 SCREENINGS = {c.name: c for c in (
