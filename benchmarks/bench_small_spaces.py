@@ -59,7 +59,7 @@ def compositions() -> dict[str, Composition]:
     return out
 
 
-def main(argv=None) -> int:
+def main(argv=None, defaults: dict | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
@@ -67,6 +67,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "small_spaces.json"))
     p.add_argument("--space", action="append", help="task entries instead of the default spaces (repeatable)")
     p.add_argument("--kernel-tuner", default=",".join(KERNEL_TUNER), help="comma-separated Kernel Tuner strategies")
+    p.set_defaults(**(defaults or {}))  # a script reusing this one (bench_screened_init.py) sets its own
     args = p.parse_args(argv)
     hub = os.environ.get("TUNESMITH_BENCHMARK_HUB") or str(ROOT.parent / "shared" / "data" / "benchmark_hub")
     spaces = args.space or SPACES
@@ -91,7 +92,8 @@ def main(argv=None) -> int:
         rows[label] = {"per_task": per, "mean": r.score,
                        "mean_se": float(sum(x * x for x in ses) ** 0.5 / len(ses)) if ses else None,
                        "failed": r.failed, "wall_s": round(r.wall_s, 1)}
-    doc = {"command": "python benchmarks/bench_small_spaces.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+    script = Path(sys.argv[0]).name if sys.argv[0].endswith(".py") else "bench_small_spaces.py"  # or the script reusing it
+    doc = {"command": f"python benchmarks/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
            "date": time.strftime("%Y-%m-%d", time.gmtime()),
            "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)", "wall_s": round(time.time() - start, 1),
            "repeats": args.repeats, "seed": args.seed, "spaces": [t.name for t in tasks],
