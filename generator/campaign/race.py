@@ -3,12 +3,15 @@
 `Race` is called by the loop with the pool survivors are chosen from; it asks
 `generator.scoring.racing.race_round` who is undecided, adds their runs (recorded in the archive's
 races.jsonl before the candidate is changed) and asks again until everybody is decided or capped.
+At the end of the campaign `final` races the top `mu` for the first place, so the winner is measured
+as far as the choice of winner needs (the race between generations only settles who is among the top).
 On resume and replay a recorded extension is reused, never run again, and since the decisions depend
 only on the recorded fitness the race continues exactly where it stopped.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from generator.archive import Archive, Candidate, apply_race
@@ -40,16 +43,23 @@ class Race:
             n = self.settings.max_repeats  # its later runs failed: it keeps what it has
         return Entrant(cand.id, cand.score, repeat_blocks(cand.fitness["per_task"]), n)
 
-    def __call__(self, pool: list[Candidate], mu: int) -> None:
+    def __call__(self, pool: list[Candidate], mu: int, settings: RaceSettings | None = None) -> None:
         """Race `pool` (working, non-duplicate candidates) for `mu` places, in rounds, until decided."""
         pool = [c for c in pool if c.ok and not c.duplicate_of]
         by_id = {c.id: c for c in pool}
         while True:
-            more = race_round([self.entrant(c) for c in pool], mu, self.settings)
+            more = race_round([self.entrant(c) for c in pool], mu, settings or self.settings)
             if not more:
                 return
             for cid in sorted(more):  # plan order: the record is the same however the race is run
                 self._run_more(by_id[cid], more[cid])
+
+    def final(self, mu: int) -> None:
+        """Race the campaign's `mu` best (from the archive, every extension applied) for the first place.
+
+        Without the indifference zone: a parent's place may be settled within delta (it only breeds), the
+        winner is what the user gets, so it is settled by the test alone or measured to the cap."""
+        self(self.archive.best(mu), 1, replace(self.settings, indifference=0.0))
 
     def _run_more(self, cand: Candidate, to: int) -> None:
         record = self.recorded.get((cand.id, to))
