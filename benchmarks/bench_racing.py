@@ -68,9 +68,18 @@ def check(code: str, tasks, repeats: int) -> dict:
     return {"p": fit.score, "se": fit.metadata.get("se"), "per_task": {k: v.score for k, v in fit.per_task.items()}}
 
 
+def campaign(cfg_path: Path, run_dir: Path, budget: int) -> None:
+    """One campaign in a process of its own: the offline synthesizer remembers every prompt it answered in
+    a process (a repeated prompt gets another design), so campaigns run one after another in one process
+    would depend on the arms and seeds run before them, and the arms of a seed would not share their start."""
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "generator.cli", "run", str(cfg_path), "--run-dir", str(run_dir),
+                    "--budget", str(budget), "--no-progress"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
 def one_run(arm: str, seed: int, args, out: Path) -> dict:
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
     from generator.config import load_config
     from generator.tasks.entries import load_task_set, resolve_paths
 
@@ -78,7 +87,7 @@ def one_run(arm: str, seed: int, args, out: Path) -> dict:
     run_dir = out / f"{arm}-{seed}"
     budget = args.budget * (2 if arm == "racing-2x" else 1)
     start = time.monotonic()
-    run_campaign(cfg_path, run_dir=str(run_dir), budget=budget, progress=False)
+    campaign(cfg_path, run_dir, budget)
     wall = time.monotonic() - start
     cfg, _ = resolve_paths(load_config(cfg_path), cfg_path.parent)
     train, test = load_task_set(cfg.tasks.train, cfg.tasks), load_task_set(cfg.tasks.test, cfg.tasks)
