@@ -153,28 +153,48 @@ def _race_config(make_config, server, name, budget=9, extra=""):
     return path
 
 
-def _tied_field(code: str, repeats: int, first_repeat: int) -> Fitness:
-    """'a' and 'b' score the same every repeat (a tie), 'c' far below; repeat r's shared draw for all."""
-    level = 0.3 if code == "c" else 0.8
-    values = tuple(level + np.random.default_rng([7, r]).normal(0, 0.2) for r in range(first_repeat, first_repeat + repeats))
-    return Fitness(float(np.mean(values)), {"t": TaskFitness(float(np.mean(values)), 0.0, 10.0, per_repeat=values,
-                                                             runs=repeats)})
+def _field(levels: dict):
+    """An extend(code, repeats, first_repeat) whose candidate `code` scores levels[code][r] + repeat r's shared draw."""
+    def extend(code: str, repeats: int, first_repeat: int) -> Fitness:
+        values = tuple(levels[code][r] + np.random.default_rng([7, r]).normal(0, 0.2)
+                       for r in range(first_repeat, first_repeat + repeats))
+        return Fitness(float(np.mean(values)), {"t": TaskFitness(float(np.mean(values)), 0.0, 10.0,
+                                                                 per_repeat=values, runs=repeats)})
+    return extend
 
 
-def test_the_final_race_measures_the_winner_without_the_indifference_zone(tmp_path):
-    """A tie inside the zone is left alone for the parents' places, but the first place is raced to the cap."""
+def _raced_archive(tmp_path, levels: dict, settings: RaceSettings):
     from generator.archive import Candidate
     from generator.campaign.race import Race
 
     archive = Archive.create(tmp_path / "run", {})
-    for cid in "abc":
-        archive.append_candidate(Candidate(cid, 1, "new", fitness=_tied_field(cid, 2, 0).to_dict()))
-    race = Race(RaceSettings(2, 8, 0.9, indifference=0.05), archive, lambda c: c.id, _tied_field)
+    extend = _field(levels)
+    for cid in levels:
+        archive.append_candidate(Candidate(cid, 1, "new", fitness=extend(cid, settings.min_repeats, 0).to_dict()))
+    return archive, Race(settings, archive, lambda c: c.id, extend)
+
+
+def test_the_final_race_measures_the_winner_without_the_indifference_zone(tmp_path):
+    """A tie inside the zone is left alone for the parents' places, but the first place is raced to the cap."""
+    levels = {"a": [0.8] * 8, "b": [0.8] * 8, "c": [0.3] * 8}  # 'a' and 'b' the same every repeat
+    archive, race = _raced_archive(tmp_path, levels, RaceSettings(2, 8, 0.9, indifference=0.05))
     race(archive.candidates(), 1)
     assert archive.races() == []  # 'a' or 'b' as a parent: the same P, decided by the mean
-    race.final(2)
+    race.final(archive.candidates(), 2)
     assert sorted((r["id"], r["to"]) for r in archive.races()) == [("a", 4), ("a", 8), ("b", 4), ("b", 8)]
     assert {c.id: c.runs for c in archive.candidates()} == {"a": 8, "b": 8, "c": 2}
+
+
+def test_the_final_race_races_whoever_moves_into_the_top(tmp_path):
+    """'lucky' leads on its first two runs only; once its mean drops, 'c' (third on its first runs) is
+    second and must be raced for the first place too, not win on its first runs."""
+    levels = {"lucky": [1.0, 0.8] + [0.6] * 6, "b": [0.8] * 8, "c": [0.78, 0.74, 0.82, 0.78] * 2}
+    archive, race = _raced_archive(tmp_path, levels, RaceSettings(2, 8, 0.9))
+    made = archive.candidates()
+    race.final(made, 2)
+    runs = {c.id: c.runs for c in made}
+    assert runs["lucky"] > 2 and runs["c"] > 2, runs
+    assert max(made, key=lambda c: c.score).id != "lucky"
 
 
 def test_campaign_races_and_records_runs_and_standard_errors(server, make_config):

@@ -263,7 +263,7 @@ class Campaign:
                 self.connect()  # a cluster that is not there is named before the LLM is asked anything
             evo.run()
             if race is not None:  # the winner: measured for the first place, not only for a place among the top
-                race.final(self.cfg.evolution.n_parents)
+                race.final(self.made, self.cfg.evolution.n_parents)
             if evo.niches is not None and evo.niches.silent() and self.progress:
                 print(f"tunesmith: warning: islands {', '.join(map(str, evo.niches.silent()))} never took a migrant "
                       "(every one was worse than their survivors): lower migration_interval or use fewer islands",

@@ -43,23 +43,32 @@ class Race:
             n = self.settings.max_repeats  # its later runs failed: it keeps what it has
         return Entrant(cand.id, cand.score, repeat_blocks(cand.fitness["per_task"]), n)
 
-    def __call__(self, pool: list[Candidate], mu: int, settings: RaceSettings | None = None) -> None:
+    def __call__(self, pool: list[Candidate], mu: int) -> None:
         """Race `pool` (working, non-duplicate candidates) for `mu` places, in rounds, until decided."""
         pool = [c for c in pool if c.ok and not c.duplicate_of]
-        by_id = {c.id: c for c in pool}
-        while True:
-            more = race_round([self.entrant(c) for c in pool], mu, settings or self.settings)
-            if not more:
-                return
-            for cid in sorted(more):  # plan order: the record is the same however the race is run
-                self._run_more(by_id[cid], more[cid])
+        self._rounds(lambda: pool, mu, self.settings)
 
-    def final(self, mu: int) -> None:
-        """Race the campaign's `mu` best (from the archive, every extension applied) for the first place.
+    def final(self, made: list[Candidate], mu: int) -> None:
+        """Race the campaign's `mu` best of `made` (the candidates it made) for the first place.
 
         Without the indifference zone: a parent's place may be settled within delta (it only breeds), the
-        winner is what the user gets, so it is settled by the test alone or measured to the cap."""
-        self(self.archive.best(mu), 1, replace(self.settings, indifference=0.0))
+        winner is what the user gets, so it is settled by the test alone or measured to the cap. The mu best
+        are chosen again every round: more runs often lower a lucky candidate's mean (its first runs were
+        why it ranked high), and whoever then moves up is raced too, not left first on its first runs."""
+        field = [c for c in made if c.ok and not c.duplicate_of]
+        top = lambda: sorted(field, key=lambda c: (-c.score, c.id))[:mu]  # noqa: E731
+        self._rounds(top, 1, replace(self.settings, indifference=0.0))
+
+    def _rounds(self, pool: Callable[[], list[Candidate]], mu: int, settings: RaceSettings) -> None:
+        """Rounds of race_round on `pool()` until nobody in it is undecided below the cap."""
+        while True:
+            entrants = pool()
+            more = race_round([self.entrant(c) for c in entrants], mu, settings)
+            if not more:
+                return
+            by_id = {c.id: c for c in entrants}
+            for cid in sorted(more):  # plan order: the record is the same however the race is run
+                self._run_more(by_id[cid], more[cid])
 
     def _run_more(self, cand: Candidate, to: int) -> None:
         record = self.recorded.get((cand.id, to))
