@@ -127,11 +127,11 @@ def what_if(run_dir: Path, mu: int, settings) -> dict:
 
     while (more := race_round([entrant(c) for c in have], mu, settings)):
         have.update(more)
-    raced = sorted(have, key=lambda c: -mean(c, have[c]))[:mu]
     final = replace(settings, indifference=0.0)  # the winner is raced without the zone, as the campaign does
-    while (more := race_round([entrant(c) for c in raced], 1, final)):
+    top = lambda: sorted(have, key=lambda c: -mean(c, have[c]))[:mu]  # noqa: E731  (chosen again each round)
+    while (more := race_round([entrant(c) for c in top()], 1, final)):
         have.update(more)
-    raced = sorted(raced, key=lambda c: -mean(c, have[c]))
+    raced = top()
     fixed = sorted(have, key=lambda c: -mean(c, settings.max_repeats))[:mu]
     return {"min_repeats": settings.min_repeats, "confidence": settings.confidence,
             "indifference": settings.indifference,
