@@ -95,10 +95,10 @@ def paired_bounds(values, rival, confidence: float) -> tuple[float, float] | Non
     return mean - half, mean + half
 
 
-def significantly_worse(values, bar, confidence: float, margin: float = 0.0) -> bool:
-    """True when the upper confidence bound on `values` - `bar` (paired) is below `margin`."""
+def significantly_worse(values, bar, confidence: float) -> bool:
+    """True when a one-sided paired t-test says `values` is below `bar` (its upper bound below zero)."""
     bounds = paired_bounds(values, bar, confidence)
-    return bounds is not None and bounds[1] < margin
+    return bounds is not None and bounds[1] < 0
 
 
 @dataclass(frozen=True)
