@@ -1,7 +1,7 @@
 """Racing against fixed repeats with the offline synthesizer (issue 29, item 1).
 
     python benchmarks/bench_racing.py [--config campaigns/quickstart.toml] [--budget 24] [--seeds 1 2 3]
-        [--repeats 6] [--min-repeats 2] [--check-repeats 20] [--out /tmp/racing] [--json benchmarks/results/racing.json]
+        [--repeats 6] [--min-repeats 2] [--indifference 0.1] [--check-repeats 20] [--out /tmp/racing] [--json benchmarks/results/racing.json]
 
 Arms, one campaign per seed ([evolution] seed and [llm] seed), the quickstart's tasks:
 
@@ -41,7 +41,7 @@ def write_config(base: Path, arm: str, seed: int, args, out: Path) -> Path:
     text = re.sub(r"^repeats\s*=.*$", f"repeats = {args.repeats}", text, count=1, flags=re.M)
     if arm != "fixed":
         text = re.sub(r"^\[evaluation\]\s*$", f"[evaluation]\nracing = true\nmin_repeats = {args.min_repeats}\n"
-                      f"confidence = {args.confidence}", text, count=1, flags=re.M)
+                      f"confidence = {args.confidence}\nindifference = {args.indifference}", text, count=1, flags=re.M)
     path = out / f"{arm}-{seed}.toml"
     path.write_text(text)
     return path
@@ -68,9 +68,18 @@ def check(code: str, tasks, repeats: int) -> dict:
     return {"p": fit.score, "se": fit.metadata.get("se"), "per_task": {k: v.score for k, v in fit.per_task.items()}}
 
 
+def campaign(cfg_path: Path, run_dir: Path, budget: int) -> None:
+    """One campaign in a process of its own: the offline synthesizer remembers every prompt it answered in
+    a process (a repeated prompt gets another design), so campaigns run one after another in one process
+    would depend on the arms and seeds run before them, and the arms of a seed would not share their start."""
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "generator.cli", "run", str(cfg_path), "--run-dir", str(run_dir),
+                    "--budget", str(budget), "--no-progress"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
 def one_run(arm: str, seed: int, args, out: Path) -> dict:
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
     from generator.config import load_config
     from generator.tasks.entries import load_task_set, resolve_paths
 
@@ -78,7 +87,7 @@ def one_run(arm: str, seed: int, args, out: Path) -> dict:
     run_dir = out / f"{arm}-{seed}"
     budget = args.budget * (2 if arm == "racing-2x" else 1)
     start = time.monotonic()
-    run_campaign(cfg_path, run_dir=str(run_dir), budget=budget, progress=False)
+    campaign(cfg_path, run_dir, budget)
     wall = time.monotonic() - start
     cfg, _ = resolve_paths(load_config(cfg_path), cfg_path.parent)
     train, test = load_task_set(cfg.tasks.train, cfg.tasks), load_task_set(cfg.tasks.test, cfg.tasks)
@@ -98,7 +107,9 @@ def what_if(run_dir: Path, mu: int, settings) -> dict:
     """Racing replayed on a fixed-repeats run's field: the runs it would have used and the top mu it would keep.
 
     Every candidate of the run raced as one pool (its first repeats are exactly what racing would have seen:
-    repeat r has the same seed either way)."""
+    repeat r has the same seed either way), then the top mu for the first place, as the campaign ends."""
+    from dataclasses import replace
+
     import numpy as np
 
     from generator.archive import Archive
@@ -116,18 +127,25 @@ def what_if(run_dir: Path, mu: int, settings) -> dict:
 
     while (more := race_round([entrant(c) for c in have], mu, settings)):
         have.update(more)
-    raced = sorted(have, key=lambda c: -mean(c, have[c]))[:mu]
+    final = replace(settings, indifference=0.0)  # the winner is raced without the zone, as the campaign does
+    top = lambda: sorted(have, key=lambda c: -mean(c, have[c]))[:mu]  # noqa: E731  (chosen again each round)
+    while (more := race_round([entrant(c) for c in top()], 1, final)):
+        have.update(more)
+    raced = top()
     fixed = sorted(have, key=lambda c: -mean(c, settings.max_repeats))[:mu]
     return {"min_repeats": settings.min_repeats, "confidence": settings.confidence,
+            "indifference": settings.indifference,
             "runs_per_task": sum(have.values()), "fixed_runs_per_task": len(have) * settings.max_repeats,
-            "same_top_mu": len(set(raced) & set(fixed)), "same_best": raced[0] == fixed[0]}
+            "same_top_mu": len(set(raced) & set(fixed)), "same_best": raced[0] == fixed[0],
+            # P the raced winner gives up against fixed repeats' winner, both by their mean over all the runs
+            "winner_loss": mean(fixed[0], settings.max_repeats) - mean(raced[0], settings.max_repeats)}
 
 
 def what_ifs(run_dirs: list[Path], mu: int, max_repeats: int) -> list[dict]:
     from generator.scoring.racing import RaceSettings
 
-    return [{"run": str(d), **what_if(d, mu, RaceSettings(m, max_repeats, conf))}
-            for d in run_dirs for m in (2, 3) for conf in (0.75, 0.9, 0.95)]
+    return [{"run": str(d), **what_if(d, mu, RaceSettings(2, max_repeats, conf, delta))}
+            for d in run_dirs for delta in (0.0, 0.05, 0.1) for conf in (0.75, 0.9)]
 
 
 def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
@@ -158,6 +176,15 @@ def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
             "test_after_se": result.test.se_after if result.test else None, "best_params": result.best_params}
 
 
+def versus_fixed(fixed: list[dict], arm: list[dict]) -> dict:
+    """Seed by seed against fixed repeats (the same seed: the same first generation): runs' share, winner P's gain."""
+    pairs = list(zip(fixed, arm))
+    gain = lambda key: mean_se([a[key]["p"] - f[key]["p"] for f, a in pairs  # noqa: E731
+                                if a[key]["p"] is not None and f[key]["p"] is not None])
+    return {"runs_share": mean_se([a["sandbox_runs"] / f["sandbox_runs"] for f, a in pairs]),
+            "train_p_gain": gain("train"), "test_p_gain": gain("test")}
+
+
 def mean_se(values: list[float]) -> tuple[float, float | None]:
     values = [v for v in values if v is not None]
     se = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else None
@@ -172,6 +199,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--min-repeats", type=int, default=2)
     ap.add_argument("--confidence", type=float, default=0.9)
+    ap.add_argument("--indifference", type=float, default=0.1)
     ap.add_argument("--check-repeats", type=int, default=20)
     ap.add_argument("--arms", nargs="+", default=["fixed", "racing", "racing-2x"],
                     choices=["fixed", "racing", "racing-2x"])
@@ -222,19 +250,29 @@ def main(argv=None) -> int:
         summary[arm] = {"sandbox_runs": mean_se([r["sandbox_runs"] for r in runs]),
                         "winner_train_p": mean_se([r["train"]["p"] for r in runs]),
                         "winner_test_p": mean_se([r["test"]["p"] for r in runs])}
+    if "fixed" in rows:
+        compared = {arm: versus_fixed(rows["fixed"], runs) for arm, runs in rows.items() if arm != "fixed"}
     print(f"\n{Path(args.config).name}: {args.budget} candidates (racing-2x: {2 * args.budget}), seeds {args.seeds}, "
-          f"fixed repeats {args.repeats}, racing {args.min_repeats}..{args.repeats} at {args.confidence}; winners "
+          f"fixed repeats {args.repeats}, racing {args.min_repeats}..{args.repeats} at {args.confidence}, indifference "
+          f"{args.indifference}; winners "
           f"checked with {args.check_repeats} fresh repeats")
     print(f"{'arm':10} {'sandbox runs':>16} {'winner P train':>18} {'winner P test':>18}")
     for arm, s in summary.items():
         cells = [f"{m:9.3f} ± {se if se is not None else float('nan'):.3f}" for m, se in s.values()]
         print(f"{arm:10} {cells[0]:>16} {cells[1]:>18} {cells[2]:>18}")
+    if "fixed" in rows:
+        print("seed by seed against fixed: runs' share, winner P gain on training and test tasks (mean ± SE)")
+        for arm, c in compared.items():
+            cells = [f"{m:.3f} ± {se if se is not None else float('nan'):.3f}" for m, se in c.values()]
+            print(f"{arm:10} {'  '.join(cells)}")
     if args.json:
         doc = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "machine": f"{platform.node()} ({platform.machine()}, shared 2-core box)",
                "wall_s": round(time.monotonic() - start, 1), "settings": vars(args),
                "summary": {arm: {k: {"mean": m, "se": se} for k, (m, se) in s.items()} for arm, s in summary.items()},
+               "versus_fixed": {arm: {k: {"mean": m, "se": se} for k, (m, se) in c.items()} for arm, c in compared.items()}
+               if "fixed" in rows else None,
                "runs": rows}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")

@@ -260,6 +260,9 @@ class EvaluationConfig(Section):
     min_repeats: int = Field(3, ge=2, strict=True, description="racing: runs per task of a new candidate (the first stage)")
     confidence: float = Field(0.9, gt=0.5, lt=1.0, description="racing: one-sided confidence of the paired t-test "
                               "that stops giving a candidate runs")
+    indifference: float = Field(0.1, ge=0.0, lt=1.0, description="racing: the indifference zone in P; a candidate "
+                                "known to within this of the boundary of the places (or of the first place) is "
+                                "decided by its mean")
 
     @field_validator("executor")
     @classmethod
@@ -426,7 +429,7 @@ LEGACY_VALUES = {"evolution.planning": "serial", "evaluation.aggregate": "mean",
                  "evolution.niches.bins": 3, "evolution.bandit.enabled": False, "evolution.bandit.discount": 0.9,
                  "evolution.bandit.exploration": 0.5, "llm.models": [],
                  "tasks.validation": [], "tasks.finalists": 5,
-                 "evaluation.racing": False}
+                 "evaluation.racing": False, "evaluation.indifference": 0.0}
 
 
 def with_legacy_values(data: dict) -> dict:

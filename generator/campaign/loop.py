@@ -161,7 +161,7 @@ class Campaign:
             self.evaluated(repeats * len(self.train))
             return fitness
 
-        settings = RaceSettings(min(ev.min_repeats, ev.repeats), ev.repeats, ev.confidence)
+        settings = RaceSettings(min(ev.min_repeats, ev.repeats), ev.repeats, ev.confidence, ev.indifference)
         return Race(settings, self.archive, lambda c: self.archive.code(c) or "", extend, ev.aggregate)
 
     def connect(self) -> None:
@@ -240,9 +240,10 @@ class Campaign:
     def _run(self) -> Summary:
         from tqdm import tqdm
 
+        race = self.race()
         evo = self._evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
                                     on_generation=lambda g, pop: self._on_generation(g, pop),
-                                    models=self.cfg.llm.models, cost_of=self.cost_of, race=self.race())
+                                    models=self.cfg.llm.models, cost_of=self.cost_of, race=race)
         from generator.campaign.niches import never_exchange
 
         if never_exchange(self.cfg.evolution) and self.progress:
@@ -261,6 +262,8 @@ class Campaign:
             if self._evaluate is None and self.cfg.evaluation.executor != "local":
                 self.connect()  # a cluster that is not there is named before the LLM is asked anything
             evo.run()
+            if race is not None:  # the winner: measured for the first place, not only for a place among the top
+                race.final(self.made, self.cfg.evolution.n_parents)
             if evo.niches is not None and evo.niches.silent() and self.progress:
                 print(f"tunesmith: warning: islands {', '.join(map(str, evo.niches.silent()))} never took a migrant "
                       "(every one was worse than their survivors): lower migration_interval or use fewer islands",

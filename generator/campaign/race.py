@@ -3,12 +3,15 @@
 `Race` is called by the loop with the pool survivors are chosen from; it asks
 `generator.scoring.racing.race_round` who is undecided, adds their runs (recorded in the archive's
 races.jsonl before the candidate is changed) and asks again until everybody is decided or capped.
+At the end of the campaign `final` races the top `mu` for the first place, so the winner is measured
+as far as the choice of winner needs (the race between generations only settles who is among the top).
 On resume and replay a recorded extension is reused, never run again, and since the decisions depend
 only on the recorded fitness the race continues exactly where it stopped.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from generator.archive import Archive, Candidate, apply_race
@@ -43,11 +46,27 @@ class Race:
     def __call__(self, pool: list[Candidate], mu: int) -> None:
         """Race `pool` (working, non-duplicate candidates) for `mu` places, in rounds, until decided."""
         pool = [c for c in pool if c.ok and not c.duplicate_of]
-        by_id = {c.id: c for c in pool}
+        self._rounds(lambda: pool, mu, self.settings)
+
+    def final(self, made: list[Candidate], mu: int) -> None:
+        """Race the campaign's `mu` best of `made` (the candidates it made) for the first place.
+
+        Without the indifference zone: a parent's place may be settled within delta (it only breeds), the
+        winner is what the user gets, so it is settled by the test alone or measured to the cap. The mu best
+        are chosen again every round: more runs often lower a lucky candidate's mean (its first runs were
+        why it ranked high), and whoever then moves up is raced too, not left first on its first runs."""
+        field = [c for c in made if c.ok and not c.duplicate_of]
+        top = lambda: sorted(field, key=lambda c: (-c.score, c.id))[:mu]  # noqa: E731
+        self._rounds(top, 1, replace(self.settings, indifference=0.0))
+
+    def _rounds(self, pool: Callable[[], list[Candidate]], mu: int, settings: RaceSettings) -> None:
+        """Rounds of race_round on `pool()` until nobody in it is undecided below the cap."""
         while True:
-            more = race_round([self.entrant(c) for c in pool], mu, self.settings)
+            entrants = pool()
+            more = race_round([self.entrant(c) for c in entrants], mu, settings)
             if not more:
                 return
+            by_id = {c.id: c for c in entrants}
             for cid in sorted(more):  # plan order: the record is the same however the race is run
                 self._run_more(by_id[cid], more[cid])
 

@@ -1,18 +1,27 @@
-"""Racing: more runs only for candidates that can still matter (irace-style paired t-tests).
+"""Racing: more runs only for candidates whose place is still open (irace-style paired t-tests).
 
 A candidate is first scored on `min_repeats` repeats per task. Between generations the pool that
-survivors are chosen from is raced: the `mu` best (by mean P) and every candidate whose paired
-difference to the mu-th best is not significantly negative get more repeats (the next stage:
-min, 2 min, 4 min, ... up to the cap); a candidate whose one-sided upper confidence bound on that
-difference lies below zero is out and keeps the runs it had. Rounds repeat until nobody is
-undecided below the cap. Repeat r of every candidate uses the same seed (common random numbers),
-so the difference of two candidates at repeat r is paired and most of the noise of the search
-space's draw cancels.
+survivors are chosen from is raced for `mu` places. Each candidate is compared, paired block by
+block, with its rival across the boundary of the places: one inside with the best one outside
+(rank mu+1), one outside with the last one inside (rank mu). It is decided, and gets no more runs,
+once the one-sided confidence bound on that difference leaves no real doubt about its side:
 
-Why a paired t-test against the entry bar and not Friedman or successive halving: the loop only
-needs "could this candidate enter the top mu", candidates arrive one generation at a time (a race
-is against a bar, not a fixed field), and P per repeat is a bounded, roughly normal mean of a
-curve, which is the case irace's `t-test` option is made for. Successive halving would cut a
+- inside: lower bound above -delta (delta: the indifference zone, `indifference`);
+- outside: upper bound below +delta.
+
+With delta = 0 these are plain one-sided t-tests (in: significantly better than the best one
+outside; out: significantly worse than the last one inside). With delta > 0 a pair whose difference
+is known to within delta of the boundary is decided by the mean: swapping the two would change P by
+less than delta, the ranking-and-selection notion of a correct choice (Bechhofer's indifference
+zone). Undecided candidates go to the next stage (min, 2 min, 4 min, ... up to the cap); rounds
+repeat until nobody is undecided below the cap. Repeat r of every candidate uses the same seed
+(common random numbers), so the difference of two candidates at repeat r is paired and most of the
+noise of the search space's draw cancels.
+
+Why a paired t-test against the boundary and not Friedman or successive halving: the loop only
+needs "is this candidate among the top mu", candidates arrive one generation at a time (a race is
+against a moving boundary, not a fixed field), and P per repeat is a bounded, roughly normal mean of
+a curve, which is the case irace's `t-test` option is made for. Successive halving would cut a
 fixed fraction whatever the gaps are.
 """
 
@@ -25,11 +34,12 @@ import numpy as np
 
 @dataclass(frozen=True)
 class RaceSettings:
-    """When a candidate gets more runs: first stage, cap and the one-sided confidence of a cut."""
+    """When a candidate gets more runs: first stage, cap, one-sided confidence and the indifference zone (P)."""
 
     min_repeats: int
     max_repeats: int
     confidence: float = 0.9
+    indifference: float = 0.0  # delta: a difference known to lie within it does not need deciding
 
     def stages(self) -> list[int]:
         """Repeats per task at each stage: min, 2 min, 4 min, ..., the cap."""
@@ -68,21 +78,27 @@ def repeat_blocks(per_task: dict) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(float(r[i]) for r in rows) for i in range(n))
 
 
-def significantly_worse(values, bar, confidence: float) -> bool:
-    """True when a one-sided paired t-test says `values` is below `bar`, block against block.
+def paired_bounds(values, rival, confidence: float) -> tuple[float, float] | None:
+    """One-sided confidence bounds (lower, upper) on the mean of `values` - `rival`, block against block.
 
-    `values` and `bar`: per repeat, a number or a tuple of per-task P (each (repeat, task) a block, as an
-    irace instance is a (problem, seed) pair); only the repeats both have are compared."""
+    `values` and `rival`: per repeat, a number or a tuple of per-task P (each (repeat, task) a block, as an
+    irace instance is a (problem, seed) pair); only the repeats both have are compared. None below two blocks."""
     from scipy.stats import t as student
 
-    m = min(len(values), len(bar))
-    diff = (np.asarray(values[:m], dtype=float) - np.asarray(bar[:m], dtype=float)).ravel()
+    m = min(len(values), len(rival))
+    diff = (np.asarray(values[:m], dtype=float) - np.asarray(rival[:m], dtype=float)).ravel()
     if diff.size < 2:
-        return False
-    se = standard_error(diff)
-    if not se:  # identical differences every repeat: the sign decides
-        return bool(np.mean(diff) < 0)
-    return bool(np.mean(diff) + student.ppf(confidence, diff.size - 1) * se < 0)
+        return None
+    se = standard_error(diff)  # 0 when the difference is the same every block: its sign decides
+    half = float(student.ppf(confidence, diff.size - 1) * se) if se else 0.0
+    mean = float(np.mean(diff))
+    return mean - half, mean + half
+
+
+def significantly_worse(values, bar, confidence: float) -> bool:
+    """True when a one-sided paired t-test says `values` is below `bar` (its upper bound below zero)."""
+    bounds = paired_bounds(values, bar, confidence)
+    return bounds is not None and bounds[1] < 0
 
 
 @dataclass(frozen=True)
@@ -100,14 +116,30 @@ def race_round(entrants: list[Entrant], mu: int, settings: RaceSettings) -> dict
     ranked = sorted(entrants, key=lambda e: (-e.score, e.id))
     if len(ranked) <= mu:  # every one of them survives: nothing to decide yet (the next generation's race will)
         return {}
+    last_in, first_out = ranked[mu - 1], ranked[mu]
     more = {}
-    bar = ranked[mu - 1]
     for rank, e in enumerate(ranked):
-        if e.repeats >= settings.max_repeats:
+        inside = rank < mu
+        rival = first_out if inside else last_in
+        if e.repeats >= settings.max_repeats or decided(e, rival, inside, settings):
             continue
-        if rank < mu or not significantly_worse(e.values, bar.values, settings.confidence):
-            more[e.id] = settings.next_stage(e.repeats)
+        # only the repeats both have are compared: the one with fewer runs is the one to measure further
+        runner = e if e.repeats <= rival.repeats else rival
+        if runner.repeats < settings.max_repeats:
+            more[runner.id] = settings.next_stage(runner.repeats)
     return more
+
+
+def decided(e: Entrant, rival: Entrant, inside: bool, settings: RaceSettings) -> bool:
+    """Whether `e`'s side of the boundary is settled against its rival on the other side.
+
+    Inside: the lower bound on e - rival is above -delta (it is better, or worse by less than delta, so
+    keeping it costs less than delta); outside: the upper bound is below +delta (mirrored)."""
+    bounds = paired_bounds(e.values, rival.values, settings.confidence)
+    if bounds is None:
+        return False
+    lower, upper = bounds
+    return lower > -settings.indifference if inside else upper < settings.indifference
 
 
 def merge_fitness(old: dict, more: dict, how: str = "mean") -> dict:
