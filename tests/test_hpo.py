@@ -151,3 +151,29 @@ def test_processes_on_one_storage_share_the_trial_budget(tmp_path, hub_dir, monk
     study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.storage_url(run, None))
     assert 8 <= len(study.trials) <= 9  # a trial may start in the instant between count and create
     assert sum(t.params == {"sample": 8, "method": "Hamming", "crash": False} for t in study.trials) >= 1
+
+
+def _evaluate_where_validation_disagrees(source, tasks, repeats, seed, timeout_s, params, workers):
+    """Training (convolution) prefers sample 20, the validation space (dedispersion) the default 8."""
+    sample = (params or {"sample": 8})["sample"]
+    best = 8 if tasks[0].name.startswith("dedispersion") else 20
+    score = -abs(sample - best) / 20
+    return types.SimpleNamespace(score=score, per_task={t.name: types.SimpleNamespace(score=score) for t in tasks},
+                                 error=None)
+
+
+@pytest.mark.parametrize("validation, kept", [("hub:dedispersion_milo/A100", False), ("hub:convolution_milo/A4000", True)])
+def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(tmp_path, hub_dir, monkeypatch,
+                                                                             validation, kept):
+    monkeypatch.setattr(hpo, "_evaluate", _evaluate_where_validation_disagrees)
+    run = make_run(tmp_path, hub_dir, test=False)
+    config = json.loads((run / "config.json").read_text())
+    config["tasks"]["validation"] = [validation]
+    (run / "config.json").write_text(json.dumps(config))
+    [result] = hpo.run_hpo(run, hpo.HpoSettings(trials=8, repeats=1, report_repeats=1, seed=3), progress=False)
+    assert result.best_params["sample"] != 8 and result.train.after > result.train.before  # tuning won on training
+    assert result.validation.tasks == [validation.split(":")[1]]
+    assert result.accepted is kept
+    assert result.chosen_params["sample"] == (result.best_params["sample"] if kept else 8)
+    assert hpo.load_results(run)["c0001"].validation == result.validation  # written and read back
+    assert ("valid" in hpo.format_result(result)) and (("defaults kept" in hpo.format_result(result)) is not kept)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from generator.export.entry_point import TUNE_TEMPLATE
 from generator.sandbox.candidate_names import with_prelude
+from generator.tuning.results import SPLITS
 from generator.sandbox.optimizer_source import (ExportError, OptimizerCode, check_imports, parse_optimizer,
                                         split_docstring, with_defaults)
 
@@ -85,7 +86,7 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
              f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
              f"- written by: {prov.generator}",
              f"- exported: {prov.date}"]
-    for split in ("train", "test"):
+    for split in SPLITS:
         s = prov.scores.get(split)
         if s:
             tasks = ", ".join(s.get("tasks", []))
@@ -97,7 +98,7 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
                          f", {after}")
     if prov.hpo:
         kept = "defaults kept" if prov.hpo.get("accepted", True) else \
-            "defaults kept (the best trial did not beat them on fresh seeds)"
+            "defaults kept (the best trial did not beat them on fresh seeds, or on the validation tasks)"
         lines.append(f"- Optuna: {prov.hpo.get('trials', 0)} trials ({prov.hpo.get('sampler', 'TPE')}), "
                      f"tuned values: {_short(values) if values else kept}")
     if about.strip():
@@ -235,7 +236,7 @@ def provenance_of(archive, candidate, result) -> Provenance:
     campaign = config.get("name") or (json.loads(run_info.read_text()).get("campaign") if run_info.exists() else "")
     scores, hpo = {}, {}
     if result is not None:
-        for split in ("train", "test"):
+        for split in SPLITS:
             s = getattr(result, split)
             if s is not None:
                 scores[split] = {"tasks": s.tasks, "before": s.before, "after": s.after,
@@ -307,14 +308,15 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
                      f"repeats per task each; study `{hpo.get('study')}`")
         if not hpo.get("accepted", True):
             changed = {k: v for k, v in hpo.get("best_params", {}).items()}
-            lines.append(f"- best trial's values, not kept (no better than the defaults on fresh seeds): "
+            lines.append(f"- best trial's values, not kept (no better than the defaults on fresh seeds or on the "
+                         "validation tasks): "
                          f"`{_short(changed)}`")
         lines.append(f"- scores below: mean P, {hpo.get('report_repeats') or '?'} repeats per task, seeds the "
                      "trials never saw")
     lines += ["", "| tasks | split | P default | P tuned |", "| --- | --- | --- | --- |"]
     if hpo and not hpo.get("accepted", True):
         lines[-2] = "| tasks | split | P default (exported) | P best trial's values (not kept) |"
-    for split in ("train", "test"):
+    for split in SPLITS:
         s = prov.scores.get(split)
         if s:
             lines.append(f"| {', '.join(s.get('tasks', []))} | {split} | {_fmt(s.get('before'), s.get('se_before'))} | "

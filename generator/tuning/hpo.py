@@ -336,8 +336,8 @@ def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, s
 
 
 def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: list, settings: HpoSettings,
-                   progress: bool = True) -> HpoResult:
-    """Run (or resume) the study of one candidate and score before/after on train and test tasks."""
+                   progress: bool = True, validation_tasks: list = ()) -> HpoResult:
+    """Run (or resume) the study of one candidate and score before/after on train, validation and test tasks."""
     start = time.perf_counter()
     run_dir = archive.run_dir
     source = archive.code(candidate)
@@ -363,10 +363,12 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
         done_already = load_results(run_dir).get(candidate.id)
         if (done_already is not None and done_already.best_params == best_params
                 and done_already.trials == {**counts, "requested": settings.trials if dists else 0}
-                and done_already.report_repeats == repeats and done_already.report_seed == report_seed):
+                and done_already.report_repeats == repeats and done_already.report_seed == report_seed
+                and (done_already.validation is not None) == bool(validation_tasks)):
             return done_already
         return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
-                                dists, train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start)
+                                dists, train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start,
+                                validation_tasks)
 
 
 def _final_scoring(run_dir: Path, cid: str):
@@ -386,21 +388,32 @@ def _final_scoring(run_dir: Path, cid: str):
 
 
 def _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts, dists,
-                     train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start) -> HpoResult:
+                     train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start,
+                     validation_tasks=()) -> HpoResult:
     run_dir = archive.run_dir
     source = archive.code(candidate)
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
+    validation = (compare(source, declared, best_params, validation_tasks, repeats, report_seed, timeout_s, workers)
+                  if validation_tasks else None)
     test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
-    # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if
-    # they also beat the defaults on streams the trials never saw.
-    accepted = train is None or (train.after is not None and (train.before is None or train.after > train.before))
+    # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if they also
+    # beat the defaults on streams the trials never saw, and, where the campaign has a validation set, on
+    # spaces they never saw: tuned values that won on the training tasks' fresh seeds have lost on unseen
+    # spaces (flagship2 and flagship4, docs/results/flagship4.md), and choosing between them is a final
+    # choice, which is what the validation set is for.
+    accepted = _wins(train) and (validation is None or _wins(validation))
     result = HpoResult(
         candidate.id, info.class_name, name, storage_url(run_dir, settings.storage), info.hyperparameters,
         declared, best_params, best_value, {**counts, "requested": settings.trials if dists else 0},
         train, test, settings.repeats, settings.seed, report_seed, round(time.perf_counter() - start, 2),
-        accepted=accepted or best_params == declared, report_repeats=repeats)
+        accepted=accepted or best_params == declared, report_repeats=repeats, validation=validation)
     write_result(run_dir, result)
     return result
+
+
+def _wins(split) -> bool:
+    """Whether the tuned values scored above the defaults on a task set (no scores: nothing against them)."""
+    return split is None or (split.after is not None and (split.before is None or split.after > split.before))
 
 
 def _trial_counts(study) -> dict:
@@ -428,13 +441,15 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
     # shared: other `hpo` processes may tune this run too (they share the study), a campaign may not write it
     with run_lock(run_dir, "hpo", shared=True):
         train_tasks, test_tasks = task_sets(archive)
+        validation_tasks = validation_set(archive)
         results = []
         verbosity = optuna.logging.get_verbosity()
         optuna.logging.set_verbosity(optuna.logging.WARNING)  # one progress bar instead of a line per trial
         try:
             with quiet_interrupts():  # Ctrl-C: one line from the command, not Optuna's traceback
                 for candidate in candidates_to_tune(archive, settings):
-                    results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress))
+                    results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress,
+                                                  validation_tasks))
         finally:
             optuna.logging.set_verbosity(verbosity)
     return results
@@ -447,6 +462,15 @@ def task_sets(archive: Archive) -> tuple[list, list]:
 
     tasks = TasksConfig.model_validate(archive.config["tasks"])
     return load_task_set(tasks.train, tasks), load_task_set(tasks.test, tasks)
+
+
+def validation_set(archive: Archive) -> list:
+    """The run's validation tasks (used only for final choices), loaded from its saved configuration."""
+    from generator.config import TasksConfig
+    from generator.tasks.entries import load_task_set
+
+    tasks = TasksConfig.model_validate(archive.config["tasks"])
+    return load_task_set(tasks.validation, tasks) if tasks.validation else []
 
 
 def settings_from_config(config: dict, **overrides) -> HpoSettings:

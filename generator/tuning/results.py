@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HPO_DIR = "hpo"
+# The task sets a tuning result is scored on, in the order they are shown.
+SPLITS = ("train", "validation", "test")
 
 
 @dataclass
@@ -44,8 +46,9 @@ class HpoResult:
     seed: int
     report_seed: int
     wall_s: float
-    accepted: bool = True  # the tuned values beat the defaults on the training tasks with the fresh seed
+    accepted: bool = True  # the tuned values beat the defaults with the fresh seed (training, and validation if any)
     report_repeats: int | None = None  # repeats of the train/test before/after scores
+    validation: SplitScores | None = None  # the campaign's validation tasks: they decide `accepted` too
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     def to_dict(self) -> dict:
@@ -59,7 +62,7 @@ class HpoResult:
     @classmethod
     def from_dict(cls, data: dict) -> "HpoResult":
         data = dict(data)
-        for split in ("train", "test"):
+        for split in SPLITS:
             if data.get(split):
                 data[split] = SplitScores(**data[split])
         return cls(**data)
@@ -110,13 +113,16 @@ def format_result(r: HpoResult) -> str:
     lines = [f"{r.candidate_id} ({r.class_name}): {r.trials.get('complete', 0)} complete, "
              f"{r.trials.get('pruned', 0)} pruned, {r.trials.get('failed', 0)} failed trials{again}; "
              f"study {r.study_name}"]
-    for label, s in (("train", r.train), ("test", r.test)):
+    for label in SPLITS:
+        s = getattr(r, label)
         if s is not None:
-            lines.append(f"  {label:5s} P  default {f(s.before)}{_pm(s.se_before)}  ->  tuned {f(s.after)}"
+            lines.append(f"  {label[:5]:5s} P  default {f(s.before)}{_pm(s.se_before)}  ->  tuned {f(s.after)}"
                          f"{_pm(s.se_after)}   ({', '.join(s.tasks)})")
     changed = {k: v for k, v in r.best_params.items() if r.defaults.get(k) != v}
     if changed and not r.accepted:
-        lines.append(f"  best trial {json.dumps(changed)} did not beat the defaults on fresh seeds: defaults kept")
+        where = "training and validation tasks" if r.validation is not None else "training tasks"
+        lines.append(f"  best trial {json.dumps(changed)} did not beat the defaults on the {where}' fresh seeds: "
+                     "defaults kept")
     else:
         lines.append(f"  tuned values: {json.dumps(changed) if changed else 'defaults kept'}")
     return "\n".join(lines)
