@@ -26,15 +26,20 @@ def optimizer(slots=None, **hp):
     return namespace[name](budget=5000, **comp.hp)
 
 
-def run_design(task, max_fevals, seed, init_share=0.25):
-    """The initial sample the optimizer draws on `task` with a budget of max_fevals evaluations."""
-    opt = optimizer(init_share=init_share, init_size=4)
-    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))  # stop after the design
+def run_init(task, max_fevals, seed, slots=None, **hp):
+    """The initial configurations the optimizer draws on `task` with a budget of max_fevals evaluations."""
+    opt = optimizer(slots, **hp)
+    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))  # stop after the init
     space = SearchSpace(task.space)
     np.random.seed(seed)
     space.seed(seed)
     opt(Oracle(task, Budget(seconds=1e9, max_fevals=max_fevals), space), space)
     return opt
+
+
+def run_design(task, max_fevals, seed, init_share=0.25):
+    """The initial sample the optimizer draws on `task` with a budget of max_fevals evaluations."""
+    return run_init(task, max_fevals, seed, init_share=init_share, init_size=4)
 
 
 def spread(opt) -> float:
@@ -134,13 +139,7 @@ def test_init_share_default_follows_the_budget():
 
 def run_screened(task, max_fevals, seed, global_share=0.2):
     """The configurations the screened initialisation measures on `task` with a budget of max_fevals."""
-    opt = optimizer({"init": "screened"}, global_share=global_share, init_size=4)
-    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))  # stop after the init
-    space = SearchSpace(task.space)
-    np.random.seed(seed)
-    space.seed(seed)
-    opt(Oracle(task, Budget(seconds=1e9, max_fevals=max_fevals), space), space)
-    return opt
+    return run_init(task, max_fevals, seed, {"init": "screened"}, global_share=global_share, init_size=4)
 
 
 def test_screened_init_samples_its_share_of_the_budget_the_run_has(conv_task):
