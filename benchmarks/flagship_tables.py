@@ -1,7 +1,7 @@
 """The flagship campaign's tables (issue 29): the new shipped winner against the old one and Kernel Tuner.
 
     python benchmarks/flagship_tables.py --winner generated_algorithms/NAME.py [--test-repeats 100]
-        [--all-repeats 10] [--out benchmarks/results/flagship]
+        [--all-repeats 10] [--out benchmarks/results/flagship] [--also generated_algorithms/OTHER.py,...]
 
 Two `tunesmith bench` runs, each writing its JSON, then one summary:
 
@@ -93,11 +93,13 @@ def main() -> None:
     ap.add_argument("--test-repeats", type=int, default=100)
     ap.add_argument("--all-repeats", type=int, default=10)
     ap.add_argument("--out", default="benchmarks/results/flagship")
+    ap.add_argument("--also", default="", help="comma-separated strategies for the test table only (e.g. earlier winners)")
     args = ap.parse_args()
     os.environ.setdefault("TUNESMITH_BENCHMARK_HUB", str(SHARED / "benchmark_hub"))
     out = ROOT / args.out
     out.mkdir(parents=True, exist_ok=True)
-    test = bench(test_tasks(ROOT / args.campaign), [args.winner, OLD_BEST, *KT_TEST], args.test_repeats,
+    also = [a for a in args.also.split(",") if a and a not in (args.winner, OLD_BEST)]
+    test = bench(test_tasks(ROOT / args.campaign), [args.winner, OLD_BEST, *also, *KT_TEST], args.test_repeats,
                  out / "test.json")
     every = bench([str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"],
                   [args.winner, *KT_ALL], args.all_repeats, out / "all_spaces.json")
