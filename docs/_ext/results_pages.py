@@ -421,11 +421,19 @@ def flagship2_page() -> str:
     return flagship_page(FLAGSHIP2, FLAGSHIP2_CMD)
 
 
+FLAGSHIP4 = "benchmarks/results/flagship4"
+
+
+def flagship4_page() -> str:
+    return flagship_page(FLAGSHIP4, load(f"{FLAGSHIP4}/summary.json")["command"])  # the command the summary recorded
+
+
 def gemv_histogram_page() -> str:
     return bench_table(*GEMV_HISTOGRAM)
 
 
-RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagship2_page, "results-gemv-histogram.md": gemv_histogram_page,
+RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagship2_page,
+           "results-flagship4.md": flagship4_page, "results-gemv-histogram.md": gemv_histogram_page,
            "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,
