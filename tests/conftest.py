@@ -1,9 +1,19 @@
 """Shared fixtures: where the benchmark hub is, and the tasks loaded from it (once per session)."""
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+
+def pytest_sessionstart(session):
+    """Ctrl-C tests send SIGINT to the tunesmith processes they start. A shell that starts pytest in the
+    background (`pytest &` in a script) starts it with SIGINT ignored, and an ignored signal stays ignored
+    in every child: those tests would then fail for the shell's reason, not the code's. Restore it."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 
