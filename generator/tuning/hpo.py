@@ -457,20 +457,21 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
 
 def task_sets(archive: Archive) -> tuple[list, list]:
     """The run's training and test tasks, loaded from its saved configuration."""
-    from generator.config import TasksConfig
-    from generator.tasks.entries import load_task_set
-
-    tasks = TasksConfig.model_validate(archive.config["tasks"])
-    return load_task_set(tasks.train, tasks), load_task_set(tasks.test, tasks)
+    return _split_tasks(archive, "train"), _split_tasks(archive, "test")
 
 
 def validation_set(archive: Archive) -> list:
     """The run's validation tasks (used only for final choices), loaded from its saved configuration."""
+    return _split_tasks(archive, "validation")
+
+
+def _split_tasks(archive: Archive, split: str) -> list:
+    """The tasks of one of the run's task lists (train, validation, test)."""
     from generator.config import TasksConfig
     from generator.tasks.entries import load_task_set
 
     tasks = TasksConfig.model_validate(archive.config["tasks"])
-    return load_task_set(tasks.validation, tasks) if tasks.validation else []
+    return load_task_set(getattr(tasks, split), tasks)
 
 
 def settings_from_config(config: dict, **overrides) -> HpoSettings:
