@@ -176,3 +176,68 @@ def test_screened_init_without_a_model_becomes_a_design():
     assert comp.slots["init"] == "design"  # a population without a screening model cannot screen samples
     comp = Composition("population", {"init": "screened", "brood": "screened"}, {}).normalised()
     assert comp.slots["init"] == "screened" and "global_share" in comp.hp
+
+
+def _spy_on_choose(opt):
+    """Record every (choice, options) the model screens on `opt`."""
+    picked, choose = [], opt.choose
+
+    def wrapped(options):
+        choice = choose(options)
+        picked.append((choice, list(options)))
+        return choice
+    opt.choose = wrapped
+    return picked
+
+
+def test_screened_restart_continues_from_the_best_of_model_screened_global_probes(conv_task):
+    opt = optimizer({"restart": "screened"}, restart_sample=5, global_pool=8, init_size=6)
+    space = SearchSpace(conv_task.space)
+    np.random.seed(0)
+    space.seed(0)
+    start = {}
+
+    def search():  # the initial sample, then one restart
+        for config in opt.initial_configs(opt.init_size):
+            opt.evaluate(config)
+        start["measured"] = len(opt.cache)
+        picked = _spy_on_choose(opt)
+        start["restart"], start["picked"] = opt.restart(opt.best_config), picked
+    opt.search = search
+    opt(Oracle(conv_task, Budget(seconds=1e9, max_fevals=100), space), space)
+    probes = opt.history[start["measured"]:]
+    assert len(probes) == 5 and len(start["picked"]) == 5  # restart_sample probes, each screened by the model
+    assert all(len(options) == 8 and choice in options for choice, options in start["picked"])
+    assert [choice for choice, _ in start["picked"]] == probes  # the model's picks are what got measured
+    assert start["restart"] == min(probes, key=opt.cache.get)  # the search goes on from the best probe
+
+
+def test_screened_population_restart_keeps_the_best_and_refills_by_the_model(conv_task):
+    comp = Composition("population", {"init": "random", "brood": "screened", "screening": "knn",
+                                      "restart": "screened"}, {}).normalised()
+    comp.hp.update(pop_size=6, global_pool=8)
+    name, _, source = render(comp)
+    namespace = {}
+    exec(compile(source, name, "exec"), namespace)
+    opt = namespace[name](budget=5000, **comp.hp)
+    space = SearchSpace(conv_task.space)
+    np.random.seed(1)
+    space.seed(1)
+    out = {}
+
+    def search():
+        population = sorted(opt.initial_configs(opt.pop_size), key=opt.evaluate)
+        picked = _spy_on_choose(opt)
+        out["before"], out["after"], out["picked"] = population, opt.restart_population(population), picked
+    opt.search = search
+    opt(Oracle(conv_task, Budget(seconds=1e9, max_fevals=100), space), space)
+    assert out["before"][0] in out["after"] and len(out["after"]) == 6  # the best member survives
+    assert len(out["picked"]) == 5 and all(len(o) == 8 for _, o in out["picked"])  # the rest: screened samples
+    assert sorted(out["after"], key=opt.cache.get) == out["after"]
+
+
+def test_screened_restart_without_a_model_becomes_random_restarts():
+    comp = Composition("population", {"restart": "screened", "brood": "single"}, {}).normalised()
+    assert comp.slots["restart"] == "random"  # nothing to screen the restarts with
+    comp = Composition("trajectory", dict(SLOTS, restart="screened"), {}).normalised()
+    assert comp.slots["restart"] == "screened" and {"patience", "global_pool", "restart_sample"} <= set(comp.hp)

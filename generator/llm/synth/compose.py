@@ -26,7 +26,7 @@ SLOT_OPTIONS: dict[str, dict] = {
     "acceptance": C.ACCEPTANCES,
     "memory": C.MEMORIES,
     "jump": {**C.JUMPS, **SS.JUMPS},
-    "restart": C.RESTARTS,
+    "restart": {**C.RESTARTS, **SS.RESTARTS},
     "step": V.STEPS,
     "crossover": V.CROSSOVERS,
     "replacement": V.REPLACEMENTS,
@@ -80,6 +80,8 @@ class Composition:
                 slots["screening"] = "knn"  # screening a brood at random would only waste breeding
         if slots.get("init") == "screened" and "screening" not in slots:
             slots["init"] = "design"  # no model to screen the global samples with: a budget-sized design instead
+        if slots.get("restart") == "screened" and "screening" not in slots:
+            slots["restart"] = "random"  # no model to screen the restarts with: plain random restarts
         comp = Composition(self.scheme, slots, {})
         comp.hp = {h: clamp_hp(h, self.hp.get(h, DEFAULT_HP[h])) for h in comp.hyperparameter_names()}
         return comp
@@ -148,6 +150,7 @@ _WORDS = {
     ("replacement", "elitist"): "Elitist", ("local_search", "memetic"): "Memetic",
     ("brood", "screened"): "Brood", ("init", "design"): "Designed", ("screening", "lcb"): "Bounded",
     ("jump", "adaptive"): "Switching", ("init", "screened"): "Screened",
+    ("restart", "screened"): "Rescreening",
 }
 
 
@@ -191,8 +194,9 @@ def _method_blocks(comp: Composition) -> list[str]:
     for c in comp.components()[1:]:
         if c.code:
             blocks.append(c.code)
-    if comp.scheme == "population" and comp.slots["restart"] in V.POPULATION_RESTARTS:
-        blocks.append(V.POPULATION_RESTARTS[comp.slots["restart"]])
+    population_restarts = {**V.POPULATION_RESTARTS, **SS.POPULATION_RESTARTS}
+    if comp.scheme == "population" and comp.slots["restart"] in population_restarts:
+        blocks.append(population_restarts[comp.slots["restart"]])
     for c in comp.components():
         blocks.extend(C.HELPERS[h] for h in c.needs)
     return blocks

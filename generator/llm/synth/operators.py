@@ -20,7 +20,7 @@ from generator.llm.synth.profile import Profile, profile_of
 SIMPLER = {
     "screening": {"knn": "none", "additive": "none", "lcb": "knn"}, "memory": {"tabu": "visited"},
     "jump": {"random": "none", "adaptive": "none"},
-    "restart": {"random": "none", "perturb": "none"}, "step": {"adaptive": "fixed"},
+    "restart": {"random": "none", "perturb": "none", "screened": "random"}, "step": {"adaptive": "fixed"},
     "crossover": {"uniform": "none", "one-point": "none", "leaders": "none"}, "local_search": {"memetic": "none"},
     "acceptance": {"annealing": "greedy", "threshold": "greedy", "late": "greedy"},
     "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random", "design": "spread", "screened": "spread"},

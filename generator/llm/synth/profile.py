@@ -28,7 +28,7 @@ BASE = {
     "acceptance": {"greedy": 1.2, "annealing": 0.8, "threshold": 0.6, "late": 0.8},
     "memory": {"visited": 1.0, "tabu": 0.6},
     "jump": {"none": 1.0, "random": 0.5, "adaptive": 0.8},
-    "restart": {"none": 0.5, "random": 1.0, "perturb": 1.0},
+    "restart": {"none": 0.5, "random": 1.0, "perturb": 1.0, "screened": 1.0},
     "step": {"fixed": 1.0, "adaptive": 1.0},
     "crossover": {"none": 0.3, "uniform": 0.8, "one-point": 0.8, "leaders": 1.2},
     "replacement": {"plus": 1.0, "elitist": 0.8},
@@ -102,6 +102,8 @@ class Profile:
                     ("acceptance", "annealing", 1.5, why + "; accepting some worse moves leaves local optima"),
                     ("acceptance", "late", 1.5, why + "; late acceptance leaves local optima"),
                     ("restart", "random", 1.5, why + "; random restarts sample new basins"),
+                    ("restart", "screened", 1.5, why + "; once local search stalls, model-screened samples from the "
+                                                      "whole space find basins a local search cannot reach"),
                     ("jump", "random", 1.5, why + "; random jumps sample new basins"),
                     ("jump", "adaptive", 1.5, why + "; switching to exploration when local search stalls leaves "
                                                    "a basin at the right time"),

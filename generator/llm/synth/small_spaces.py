@@ -19,6 +19,10 @@ the conventions of `components.py` (methods at class level, optional scheme line
 - screening "lcb": a k-nearest-neighbour surrogate ranks the options and a lower confidence bound
   (predicted rank minus a bonus for options far from every measurement, shrinking as the budget is
   spent) picks one: model-based screening that also explores;
+- restart "screened": on stagnation, restart_sample model-screened global probes (as the screened init draws
+  them) and the search goes on from the best; the population version refills all but the best member that way.
+  It spends global samples only once local search has stalled, where the screened init spends them up front
+  whether the space needs them or not (that costs 0.1-0.15 P on fast spaces);
 - jump "adaptive": switching between exploration (a model-screened global probe) and local search,
   with the share of each set by how often each has improved lately, and exploration forced when
   local search stalls.
@@ -129,3 +133,32 @@ def credit(self, mode, improved):
 ''', ("patience",), state='self.tries, self.wins = {"explore": 0.0, "local": 0.0}, {"explore": 0.0, "local": 0.0}\n',
         tag="switch"),
 )}
+
+
+RESTARTS = {c.name: c for c in (
+    Component("restart", "screened", "model-screened global restarts on stagnation", '''
+def restart(self, current):
+    """Restart: restart_sample model-screened global probes (each the most promising of global_pool random
+    unvisited configurations); the search goes on from the best of them."""
+    fresh = []
+    for _ in range(self.restart_sample):
+        config = self.choose(self.random_unvisited(self.global_pool))
+        self.evaluate(config)
+        fresh.append(config)
+    return min(fresh, key=self.cache.get)
+''', ("patience", "restart_sample", "global_pool"), tag="restart"),
+)}
+
+# The population version of restart "screened" (compose.py adds it to populations that restart so).
+POPULATION_RESTARTS = {
+    "screened": '''
+def restart_population(self, population):
+    """Restart: keep the best member, refill the population with model-screened global samples."""
+    fresh = []
+    for _ in range(len(population) - 1):
+        config = self.choose(self.random_unvisited(self.global_pool))
+        self.evaluate(config)
+        fresh.append(config)
+    return sorted(population[:1] + fresh, key=self.cache.get)
+''',
+}
