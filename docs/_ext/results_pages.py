@@ -428,12 +428,20 @@ def flagship4_page() -> str:
     return flagship_page(FLAGSHIP4, load(f"{FLAGSHIP4}/summary.json")["command"])  # the command the summary recorded
 
 
+FLAGSHIP5 = "benchmarks/results/flagship5"
+
+
+def flagship5_page() -> str:
+    return flagship_page(FLAGSHIP5, load(f"{FLAGSHIP5}/summary.json")["command"])
+
+
 def gemv_histogram_page() -> str:
     return bench_table(*GEMV_HISTOGRAM)
 
 
 RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagship2_page,
-           "results-flagship4.md": flagship4_page, "results-gemv-histogram.md": gemv_histogram_page,
+           "results-flagship4.md": flagship4_page,
+           "results-flagship5.md": flagship5_page, "results-gemv-histogram.md": gemv_histogram_page,
            "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,

@@ -1,0 +1,55 @@
+"""Screened restarts (restart "screened"): global samples spent only once the search stalls, against the
+screened init that spends a fifth of the budget on them up front. P ± standard error at the methodology's budget.
+
+    python benchmarks/bench_screened_restart.py [--repeats 20] [--seed 0] [--workers 2] \
+        [--json benchmarks/results/screened_restart.json] [--space ENTRY ...]
+
+The composition is flagship4's winner's (`generated_algorithms/screened_memetic_annealing.py`, a memetic
+population, read from its marker line), with only the initialisation and the restart replaced:
+
+- `screened+perturb` (as shipped): screened init, restarts that kick the best member;
+- `spread+perturb`: a spread initial population instead of the screened init;
+- `spread+screened`: a spread initial population, and on stagnation the population is refilled with
+  model-screened global samples (restart "screened");
+- `screened+screened`: both.
+
+Spaces: flagship4's training and validation spaces only (its test spaces stay blind for this component).
+pnpoly on the RTX 3060 laptop GPU is the trap space among them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
+
+from generator.llm.synth.compose import Composition, read_composition  # noqa: E402
+
+MORE = "../shared/data/more_spaces/cachefiles/"
+SPACES = ["problem:gemm/H200", "problem:hotspot/H200", "problem:gemv/H100", "problem:transpose/H100",
+          "problem:nbody/H100", "hub:convolution_milo/A100", "hub:dedispersion_milo/A100",
+          MORE + "pnpoly/RTX_2080_Ti.json.gz", MORE + "pnpoly/RTX_3060_laptop.json.gz", "problem:conv2d/H200",
+          "problem:stencil3d/H100", MORE + "pnpoly/RTX_Titan.json.gz", MORE + "gemm/RTX_2080_Ti.json.gz"]
+BASE = ROOT / "generated_algorithms" / "screened_memetic_annealing.py"
+VARIANTS = {"screened+perturb": ({}, {}),
+            "spread+perturb": ({"init": "spread"}, {}),
+            "spread+screened": ({"init": "spread", "restart": "screened"}, {"restart_sample": 4, "global_pool": 8}),
+            "screened+screened": ({"restart": "screened"}, {"restart_sample": 4, "global_pool": 8})}
+
+
+def compositions() -> dict[str, Composition]:
+    """Each variant: flagship4's winner's composition with its initialisation and restart replaced."""
+    base = read_composition(BASE.read_text())
+    return {label: Composition(base.scheme, {**base.slots, **slots}, {**base.hp, **hp}).normalised()
+            for label, (slots, hp) in VARIANTS.items()}
+
+
+if __name__ == "__main__":
+    small.compositions = compositions
+    small.SPACES, small.SHIPPED = SPACES, []
+    sys.exit(small.main(sys.argv[1:], defaults={"json": str(ROOT / "benchmarks" / "results" / "screened_restart.json"),
+                                                "kernel_tuner": "", "repeats": 20}))
