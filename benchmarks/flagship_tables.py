@@ -2,6 +2,7 @@
 
     python benchmarks/flagship_tables.py --winner generated_algorithms/NAME.py [--test-repeats 100]
         [--all-repeats 10] [--out benchmarks/results/flagship] [--also generated_algorithms/OTHER.py,...]
+        [--reuse benchmarks/results/EARLIER]
 
 Two `tunesmith bench` runs, each writing its JSON, then one summary:
 
@@ -13,6 +14,10 @@ Two `tunesmith bench` runs, each writing its JSON, then one summary:
    the winner is below the best Kernel Tuner strategy there (the issue asks for never more than 0.10),
    with the standard error of that difference; a space counts as "more than 0.10 below" only when the
    shortfall minus 0.10 exceeds two standard errors (some spaces spread one run's P by several units).
+
+With `--reuse DIR` (a second winner of the same campaign), only the winner runs: the other rows come from
+DIR's test.json and all_spaces.json, which must have the same tasks, repeats and seed. bench gives every
+strategy the same seed per repeat, so the reused rows are what a full run would measure again.
 
 Kernel Tuner's slowest strategies (hybrid_vndx, bayes_opt) are left out of the second run: they
 take most of its time, and neither led on any space in the earlier 21-strategy run.
@@ -61,6 +66,28 @@ def bench(tasks: list[str], strategies: list[str], repeats: int, out: Path) -> d
     return data
 
 
+def with_reused(fresh: dict, earlier: Path, winner: str) -> dict:
+    """`fresh` (the winner's rows) merged into the rows of an earlier run of the same tasks, repeats and seed."""
+    old = json.loads(earlier.read_text())
+    for key in ("tasks", "repeats", "seed"):
+        if old.get(key) != fresh.get(key):
+            raise SystemExit(f"--reuse: {earlier} has {key} {old.get(key)!r}, this run {fresh.get(key)!r}; "
+                             "reuse a run of the same campaign and repeats, or run without --reuse")
+    old["results"] = {**{k: v for k, v in old["results"].items() if k != winner}, **fresh["results"]}
+    old.update(date=fresh["date"], machine=fresh["machine"], reused_from=str(earlier.relative_to(ROOT)))
+    return old
+
+
+def run_or_reuse(tasks: list[str], winner: str, others: list[str], repeats: int, out: Path,
+                 reuse: Path | None) -> dict:
+    """bench the winner and the others; with `reuse`, bench the winner only and take the others from there."""
+    if reuse is None:
+        return bench(tasks, [winner, *others], repeats, out)
+    data = with_reused(bench(tasks, [winner], repeats, out), reuse / out.name, winner)
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
 def test_table(data: dict, winner: str) -> dict:
     # bench's mean over tasks and its standard error (generator.bench.results.mean_standard_error)
     rows = {name: (r["score"], r["se"]) for name, r in data["results"].items() if "per_task" in r}
@@ -94,15 +121,18 @@ def main() -> None:
     ap.add_argument("--all-repeats", type=int, default=10)
     ap.add_argument("--out", default="benchmarks/results/flagship")
     ap.add_argument("--also", default="", help="comma-separated strategies for the test table only (e.g. earlier winners)")
+    ap.add_argument("--reuse", help="an earlier --out folder of the same campaign and repeats: run only the winner, "
+                                    "take every other row from there")
     args = ap.parse_args()
     os.environ.setdefault("TUNESMITH_BENCHMARK_HUB", str(SHARED / "benchmark_hub"))
     out = ROOT / args.out
     out.mkdir(parents=True, exist_ok=True)
     also = [a for a in args.also.split(",") if a and a not in (args.winner, OLD_BEST)]
-    test = bench(test_tasks(ROOT / args.campaign), [args.winner, OLD_BEST, *also, *KT_TEST], args.test_repeats,
-                 out / "test.json")
-    every = bench([str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"],
-                  [args.winner, *KT_ALL], args.all_repeats, out / "all_spaces.json")
+    reuse = ROOT / args.reuse if args.reuse else None
+    test = run_or_reuse(test_tasks(ROOT / args.campaign), args.winner, [OLD_BEST, *also, *KT_TEST], args.test_repeats,
+                        out / "test.json", reuse)
+    every = run_or_reuse([str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"], args.winner,
+                         KT_ALL, args.all_repeats, out / "all_spaces.json", reuse)
     summary = {"command": " ".join(["python", "benchmarks/flagship_tables.py", *sys.argv[1:]]),
                "date": datetime.date.today().isoformat(), "machine": MACHINE,
                "winner": args.winner, "test_repeats": args.test_repeats, "all_repeats": args.all_repeats,
