@@ -268,7 +268,9 @@ def _cmd_upstream(args) -> int:
     out = Path(args.out or f"gen_{Path(args.module).stem}.py")
     check_output_file(out, "choose another file with --out", example=out.name)
     refuse_existing(out, args.force, "choose another file with --out")
-    out.write_text(upstream_source(args.module))
+    source = upstream_source(args.module)
+    out.parent.mkdir(parents=True, exist_ok=True)  # --out may name a folder that does not exist yet
+    out.write_text(source)
     print(f"wrote {out}: Kernel Tuner's strategy format (copy it into kernel_tuner/strategies/, or pass the "
           "module as strategy=)")
     return 0

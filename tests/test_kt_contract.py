@@ -188,3 +188,12 @@ def test_shipped_upstream_file_is_what_upstream_writes_today():
     assert shipped, "no upstream file shipped"
     for path in shipped:
         assert path.read_text() == upstream_source(SHIPPED_DIR / f"{path.stem[len('gen_'):]}.py"), path.name
+
+
+def test_upstream_command_writes_into_a_folder_it_creates(tmp_path):
+    """`tunesmith upstream MODULE --out new/folder/gen_x.py` makes the folder, as a user naming one expects."""
+    from generator.cli import main
+
+    out = tmp_path / "new" / "folder" / "gen_knn_late_acceptance.py"
+    assert main(["upstream", str(SHIPPED_DIR / "knn_late_acceptance.py"), "--out", str(out)]) == 0
+    assert "def tune(searchspace, runner, tuning_options)" in out.read_text()
