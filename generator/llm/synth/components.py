@@ -157,6 +157,17 @@ def local_search(self, start, steps):
             current = candidate
     return current
 ''',
+    "global_probes": '''
+def global_probes(self, n):
+    """n model-screened global probes, measured: each the most promising of global_pool random unvisited
+    configurations by the move-screening model."""
+    probes = []
+    for _ in range(n):
+        config = self.choose(self.random_unvisited(self.global_pool))
+        self.evaluate(config)
+        probes.append(config)
+    return probes
+''',
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -138,27 +138,17 @@ def credit(self, mode, improved):
 RESTARTS = {c.name: c for c in (
     Component("restart", "screened", "model-screened global restarts on stagnation", '''
 def restart(self, current):
-    """Restart: restart_sample model-screened global probes (each the most promising of global_pool random
-    unvisited configurations); the search goes on from the best of them."""
-    fresh = []
-    for _ in range(self.restart_sample):
-        config = self.choose(self.random_unvisited(self.global_pool))
-        self.evaluate(config)
-        fresh.append(config)
-    return min(fresh, key=self.cache.get)
-''', ("patience", "restart_sample", "global_pool"), tag="restart"),
+    """Restart: restart_sample model-screened global probes; the search goes on from the best of them."""
+    return min(self.global_probes(self.restart_sample), key=self.cache.get)
+''', ("patience", "restart_sample", "global_pool"), tag="restart", needs=("global_probes",)),
 )}
 
-# The population version of restart "screened" (compose.py adds it to populations that restart so).
+# The population version of restart "screened" (compose.py adds it to populations that restart so; the
+# restart component above brings the helper).
 POPULATION_RESTARTS = {
     "screened": '''
 def restart_population(self, population):
-    """Restart: keep the best member, refill the population with model-screened global samples."""
-    fresh = []
-    for _ in range(len(population) - 1):
-        config = self.choose(self.random_unvisited(self.global_pool))
-        self.evaluate(config)
-        fresh.append(config)
-    return sorted(population[:1] + fresh, key=self.cache.get)
+    """Restart: keep the best member, refill the population with model-screened global probes."""
+    return sorted(population[:1] + self.global_probes(len(population) - 1), key=self.cache.get)
 ''',
 }
