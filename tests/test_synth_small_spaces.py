@@ -16,25 +16,52 @@ SLOTS = {"init": "design", "neighbourhood": "Hamming", "screening": "lcb", "acce
          "memory": "visited", "jump": "adaptive", "restart": "perturb"}
 
 
-def optimizer(slots=None, **hp):
-    """An instance of the optimizer the synthesizer renders for `slots` (defaults overridden by hp)."""
-    comp = Composition("trajectory", dict(SLOTS, **(slots or {})), {}).normalised()
-    comp.hp.update(hp)
+def build(comp: Composition):
+    """An instance of the optimizer the synthesizer renders for a composition."""
     name, _, source = render(comp)
     namespace = {}
     exec(compile(source, name, "exec"), namespace)
     return namespace[name](budget=5000, **comp.hp)
 
 
-def run_init(task, max_fevals, seed, slots=None, **hp):
-    """The initial configurations the optimizer draws on `task` with a budget of max_fevals evaluations."""
-    opt = optimizer(slots, **hp)
-    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))  # stop after the init
+def optimizer(slots=None, **hp):
+    """An instance of the optimizer the synthesizer renders for `slots` (defaults overridden by hp)."""
+    comp = Composition("trajectory", dict(SLOTS, **(slots or {})), {}).normalised()
+    comp.hp.update(hp)
+    return build(comp)
+
+
+def run_search(opt, task, max_fevals, seed, search):
+    """Run `opt` on `task` (a budget of max_fevals evaluations, seeded) with `search` as its main loop."""
+    opt.search = search
     space = SearchSpace(task.space)
     np.random.seed(seed)
     space.seed(seed)
     opt(Oracle(task, Budget(seconds=1e9, max_fevals=max_fevals), space), space)
     return opt
+
+
+def stop_after_init(opt):
+    """A main loop that only draws the initial configurations (kept as opt.design)."""
+    return lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))
+
+
+def run_init(task, max_fevals, seed, slots=None, **hp):
+    """The initial configurations the optimizer draws on `task` with a budget of max_fevals evaluations."""
+    opt = optimizer(slots, **hp)
+    return run_search(opt, task, max_fevals, seed, stop_after_init(opt))
+
+
+def spy_on_choose(opt):
+    """Record every (choice, options) the model screens on `opt` from now on."""
+    picked, choose = [], opt.choose
+
+    def wrapped(options):
+        choice = choose(options)
+        picked.append((choice, list(options)))
+        return choice
+    opt.choose = wrapped
+    return picked
 
 
 def run_design(task, max_fevals, seed, init_share=0.25):
@@ -151,22 +178,9 @@ def test_screened_init_samples_its_share_of_the_budget_the_run_has(conv_task):
 
 
 def test_screened_init_picks_the_models_choice_among_global_samples(conv_task):
-    picked = []
-
-    def spy(choose):
-        def wrapped(options):
-            choice = choose(options)
-            picked.append((choice, options))
-            return choice
-        return wrapped
-
     opt = optimizer({"init": "screened"}, global_share=0.3, init_size=4, global_pool=8)
-    opt.search = lambda: setattr(opt, "design", opt.initial_configs(opt.init_size))
-    opt.choose = spy(opt.choose)
-    space = SearchSpace(conv_task.space)
-    np.random.seed(0)
-    space.seed(0)
-    opt(Oracle(conv_task, Budget(seconds=1e9, max_fevals=60), space), space)
+    picked = spy_on_choose(opt)
+    run_search(opt, conv_task, 60, 0, stop_after_init(opt))
     assert len(picked) == len(opt.design) - 4  # every sample after the first four went through the model
     assert all(len(options) == 8 and choice in options for choice, options in picked)
 
@@ -178,33 +192,17 @@ def test_screened_init_without_a_model_becomes_a_design():
     assert comp.slots["init"] == "screened" and "global_share" in comp.hp
 
 
-def _spy_on_choose(opt):
-    """Record every (choice, options) the model screens on `opt`."""
-    picked, choose = [], opt.choose
-
-    def wrapped(options):
-        choice = choose(options)
-        picked.append((choice, list(options)))
-        return choice
-    opt.choose = wrapped
-    return picked
-
-
 def test_screened_restart_continues_from_the_best_of_model_screened_global_probes(conv_task):
     opt = optimizer({"restart": "screened"}, restart_sample=5, global_pool=8, init_size=6)
-    space = SearchSpace(conv_task.space)
-    np.random.seed(0)
-    space.seed(0)
     start = {}
 
     def search():  # the initial sample, then one restart
         for config in opt.initial_configs(opt.init_size):
             opt.evaluate(config)
         start["measured"] = len(opt.cache)
-        picked = _spy_on_choose(opt)
+        picked = spy_on_choose(opt)
         start["restart"], start["picked"] = opt.restart(opt.best_config), picked
-    opt.search = search
-    opt(Oracle(conv_task, Budget(seconds=1e9, max_fevals=100), space), space)
+    run_search(opt, conv_task, 100, 0, search)
     probes = opt.history[start["measured"]:]
     assert len(probes) == 5 and len(start["picked"]) == 5  # restart_sample probes, each screened by the model
     assert all(len(options) == 8 and choice in options for choice, options in start["picked"])
@@ -216,21 +214,14 @@ def test_screened_population_restart_keeps_the_best_and_refills_by_the_model(con
     comp = Composition("population", {"init": "random", "brood": "screened", "screening": "knn",
                                       "restart": "screened"}, {}).normalised()
     comp.hp.update(pop_size=6, global_pool=8)
-    name, _, source = render(comp)
-    namespace = {}
-    exec(compile(source, name, "exec"), namespace)
-    opt = namespace[name](budget=5000, **comp.hp)
-    space = SearchSpace(conv_task.space)
-    np.random.seed(1)
-    space.seed(1)
+    opt = build(comp)
     out = {}
 
     def search():
         population = sorted(opt.initial_configs(opt.pop_size), key=opt.evaluate)
-        picked = _spy_on_choose(opt)
+        picked = spy_on_choose(opt)
         out["before"], out["after"], out["picked"] = population, opt.restart_population(population), picked
-    opt.search = search
-    opt(Oracle(conv_task, Budget(seconds=1e9, max_fevals=100), space), space)
+    run_search(opt, conv_task, 100, 1, search)
     assert out["before"][0] in out["after"] and len(out["after"]) == 6  # the best member survives
     assert len(out["picked"]) == 5 and all(len(o) == 8 for _, o in out["picked"])  # the rest: screened samples
     assert sorted(out["after"], key=opt.cache.get) == out["after"]
