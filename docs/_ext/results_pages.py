@@ -5,6 +5,7 @@ records, so a re-run of the benchmark updates the page and no number is typed by
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -422,21 +423,12 @@ def flagship2_page() -> str:
 
 
 FLAGSHIP4 = "benchmarks/results/flagship4"
-
-
-def flagship4_page() -> str:
-    return flagship_page(FLAGSHIP4, load(f"{FLAGSHIP4}/summary.json")["command"])  # the command the summary recorded
-
-
 FLAGSHIP5 = "benchmarks/results/flagship5"
 
 
-def flagship5_page(folder: str = FLAGSHIP5) -> str:
+def flagship_page_as_recorded(folder: str) -> str:
+    """A flagship page whose command is the one its summary recorded (flagship4 on)."""
     return flagship_page(folder, load(f"{folder}/summary.json")["command"])
-
-
-def flagship5_runner_up_page() -> str:
-    return flagship5_page(FLAGSHIP5 + "_runner_up")  # the winner by the rule for tied finalists
 
 
 def gemv_histogram_page() -> str:
@@ -444,8 +436,10 @@ def gemv_histogram_page() -> str:
 
 
 RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagship2_page,
-           "results-flagship4.md": flagship4_page,
-           "results-flagship5.md": flagship5_page, "results-flagship5-runner-up.md": flagship5_runner_up_page,
+           "results-flagship4.md": partial(flagship_page_as_recorded, FLAGSHIP4),
+           "results-flagship5.md": partial(flagship_page_as_recorded, FLAGSHIP5),
+           # the winner by the rule for tied finalists (docs/results/flagship5.md)
+           "results-flagship5-runner-up.md": partial(flagship_page_as_recorded, FLAGSHIP5 + "_runner_up"),
            "results-gemv-histogram.md": gemv_histogram_page,
            "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
