@@ -20,7 +20,6 @@ so the component was designed with it in view: the test tables of flagship3 are 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -28,8 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
-
-from generator.llm.synth.compose import Composition, read_composition  # noqa: E402
 
 MORE = "../shared/data/more_spaces/cachefiles/"
 SPACES = ["problem:gemm/H200", "problem:hotspot/H200", "problem:gemv/H100", "problem:transpose/H100",
@@ -43,15 +40,5 @@ VARIANTS = {"spread": ({}, {}),
             "screened_0.2": ({"init": "screened"}, {"global_share": 0.2, "global_pool": 8})}
 
 
-def compositions() -> dict[str, Composition]:
-    """Each variant: the shipped winner's composition with its initialisation replaced."""
-    base = read_composition(BASE.read_text())
-    return {label: Composition(base.scheme, {**base.slots, **slots}, {**base.hp, **hp}).normalised()
-            for label, (slots, hp) in VARIANTS.items()}
-
-
 if __name__ == "__main__":
-    small.compositions = compositions
-    small.SPACES, small.SHIPPED = SPACES, []
-    sys.exit(small.main(sys.argv[1:], defaults={"json": str(ROOT / "benchmarks" / "results" / "screened_init.json"),
-                                                "kernel_tuner": "", "repeats": 20}))
+    sys.exit(small.main_on_variants(BASE, VARIANTS, SPACES, "screened_init.json"))

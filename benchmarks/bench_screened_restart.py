@@ -27,8 +27,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
 
-from generator.llm.synth.compose import Composition, read_composition  # noqa: E402
-
 MORE = "../shared/data/more_spaces/cachefiles/"
 SPACES = ["problem:gemm/H200", "problem:hotspot/H200", "problem:gemv/H100", "problem:transpose/H100",
           "problem:nbody/H100", "hub:convolution_milo/A100", "hub:dedispersion_milo/A100",
@@ -41,15 +39,5 @@ VARIANTS = {"screened+perturb": ({}, {}),
             "screened+screened": ({"restart": "screened"}, {"restart_sample": 4, "global_pool": 8})}
 
 
-def compositions() -> dict[str, Composition]:
-    """Each variant: flagship4's winner's composition with its initialisation and restart replaced."""
-    base = read_composition(BASE.read_text())
-    return {label: Composition(base.scheme, {**base.slots, **slots}, {**base.hp, **hp}).normalised()
-            for label, (slots, hp) in VARIANTS.items()}
-
-
 if __name__ == "__main__":
-    small.compositions = compositions
-    small.SPACES, small.SHIPPED = SPACES, []
-    sys.exit(small.main(sys.argv[1:], defaults={"json": str(ROOT / "benchmarks" / "results" / "screened_restart.json"),
-                                                "kernel_tuner": "", "repeats": 20}))
+    sys.exit(small.main_on_variants(BASE, VARIANTS, SPACES, "screened_restart.json"))

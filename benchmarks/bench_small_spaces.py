@@ -67,7 +67,7 @@ def main(argv=None, defaults: dict | None = None) -> int:
     p.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "small_spaces.json"))
     p.add_argument("--space", action="append", help="task entries instead of the default spaces (repeatable)")
     p.add_argument("--kernel-tuner", default=",".join(KERNEL_TUNER), help="comma-separated Kernel Tuner strategies")
-    p.set_defaults(**(defaults or {}))  # a script reusing this one (bench_screened_init.py) sets its own
+    p.set_defaults(**(defaults or {}))  # a script reusing this one (main_on_variants) sets its own
     args = p.parse_args(argv)
     hub = os.environ.get("TUNESMITH_BENCHMARK_HUB") or str(ROOT.parent / "shared" / "data" / "benchmark_hub")
     spaces = args.space or SPACES
@@ -108,6 +108,24 @@ def main(argv=None, defaults: dict | None = None) -> int:
         print(f"{label:22}{cells}{row['mean']:>8.3f} ± {row['mean_se'] or 0:.3f}")
     print(f"wrote {args.json}")
     return 0
+
+
+def main_on_variants(base: Path, variants: dict, spaces: list[str], json_name: str) -> int:
+    """main() for a script that benches variants of one shipped module (bench_screened_init.py and
+    bench_screened_restart.py): the module's composition (its marker line) with some slots and defaults
+    replaced, each variant, on the script's spaces, without Kernel Tuner or shipped baselines."""
+    global compositions, SPACES, SHIPPED
+    from generator.llm.synth.compose import read_composition
+
+    base_comp = read_composition(base.read_text())
+
+    def variants_of_base() -> dict[str, Composition]:
+        return {label: Composition(base_comp.scheme, {**base_comp.slots, **slots}, {**base_comp.hp, **hp}).normalised()
+                for label, (slots, hp) in variants.items()}
+
+    compositions, SPACES, SHIPPED = variants_of_base, spaces, []  # what main() reads
+    return main(sys.argv[1:], defaults={"json": str(ROOT / "benchmarks" / "results" / json_name),
+                                        "kernel_tuner": "", "repeats": 20})
 
 
 if __name__ == "__main__":
