@@ -203,11 +203,30 @@ run_dir = "{tmp_path / 'run'}"
     assert cand.score == local.score
 
 
+def test_a_finished_evaluation_leaves_no_results_on_the_workers(dask_ex, conv_task):
+    """Once an evaluation returns, the cluster holds none of its results: a worker that dies later has
+    nothing of it for Dask to recompute (before, reference cycles kept them until a garbage collection)."""
+    from generator.evaluation.evaluate import evaluate_source
+
+    for _ in range(2):
+        fit = evaluate_source(CANDIDATE, [conv_task], repeats=REPEATS, seed=7, workers=2, executor=dask_ex)
+        assert fit.error is None, fit.error
+    end = time.monotonic() + 10.0  # the release reaches the scheduler asynchronously
+    while dask_ex.cluster.scheduler.tasks and time.monotonic() < end:
+        time.sleep(0.1)
+    assert not dask_ex.cluster.scheduler.tasks, list(dask_ex.cluster.scheduler.tasks)
+    assert not any(dask_ex.client.has_what().values())
+
+
 def _kill_a_busy_worker(ex: DaskExecutor, deadline_s: float = 60.0) -> tuple[str, int]:
-    """SIGKILL the process of a Dask worker once it is running one of our tasks; return (address, pid)."""
+    """SIGKILL the process of a Dask worker once it is running one of our tasks; return (address, pid).
+
+    Only a task of the evaluation in flight counts (a key the executor still waits on): a worker busy
+    with anything else (say, a result an earlier kill lost, being recomputed) is the wrong target."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        busy = [addr for addr, keys in ex.client.processing().items() if keys]
+        ours = set(ex._calls)
+        busy = [addr for addr, keys in ex.client.processing().items() if ours.intersection(keys)]
         if busy:
             time.sleep(0.5)  # inside the evaluation: the sandbox host has started its runs
             pid = ex.client.run(os.getpid, workers=[busy[0]])[busy[0]]

@@ -193,6 +193,10 @@ class DaskExecutor(cf.Executor):
             self._calls.pop(f.key, None)
             if call.dfut is not f:
                 return  # an attempt we moved away from a stalled worker
+            # Let go of the Dask future now: the caller's future and its call form a cycle that only the
+            # garbage collector breaks, and until then the result stays in a worker's memory, which Dask
+            # recomputes elsewhere when that worker dies (a finished evaluation run again for nothing).
+            call.dfut = None
         if not _claim(call.cfut):
             return  # we cancelled it (the call above woke cf.wait() on it), or a failure took it first
         if f.status == "cancelled":  # not by us: the scheduler dropped it (restarted, lost, shut down)
