@@ -232,3 +232,18 @@ def test_screened_restart_without_a_model_becomes_random_restarts():
     assert comp.slots["restart"] == "random"  # nothing to screen the restarts with
     comp = Composition("trajectory", dict(SLOTS, restart="screened"), {}).normalised()
     assert comp.slots["restart"] == "screened" and {"patience", "global_pool", "restart_sample"} <= set(comp.hp)
+
+
+@pytest.mark.parametrize("jump, hp", [("adaptive", {"patience": 2}), ("random", {"jump_rate": 0.5})])
+def test_explore_probes_are_the_models_pick_of_global_pool_samples(conv_task, jump, hp):
+    """The probes away from the current point are screened from global_pool random configurations (a fixed
+    32 before: a pool that large sent nearly every probe into the model's favourite basin)."""
+    opt = optimizer({"jump": jump}, global_pool=5, **hp)
+    asked, draw = [], opt.random_unvisited
+    opt.random_unvisited = lambda n: asked.append(n) or draw(n)
+    picked = spy_on_choose(opt)
+    run_search(opt, conv_task, 80, 3, opt.search)
+    probes = [(choice, options) for choice, options in picked if len(options) == 5]
+    assert asked.count(5) >= 3 and len(probes) >= 3  # probes were drawn, each from a pool of global_pool
+    assert all(choice in options for choice, options in probes)
+    assert 32 not in asked
