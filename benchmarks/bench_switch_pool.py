@@ -1,0 +1,32 @@
+"""The explore probes' pool (hyperparameter global_pool of jump "adaptive" and "random"): how many random
+configurations the model screens to pick one probe away from the current point. It was a fixed 32 before
+flagship6; P ± standard error at the methodology's budget.
+
+    python benchmarks/bench_switch_pool.py [--repeats 20] [--seed 0] [--workers 2] \
+        [--json benchmarks/results/switch_pool.json] [--space ENTRY ...]
+
+The composition is flagship5's validation winner's (`generated_algorithms/lcb_threshold_switching.py`, a
+trajectory with adaptive switching, read from its marker line) with only global_pool set: 32 is the
+module as shipped, 8 the synthesizer's default now.
+
+Spaces: flagship5's training and validation spaces only (its test spaces stay blind for this change).
+pnpoly on the RTX 3060 laptop GPU is the trap space among them, where the change was found.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_screened_restart as restart  # noqa: E402  (flagship4's and flagship5's training + validation spaces)
+import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
+
+BASE = ROOT / "generated_algorithms" / "lcb_threshold_switching.py"
+VARIANTS = {f"pool {n}": ({}, {"global_pool": n}) for n in (32, 16, 8, 4)}
+
+
+if __name__ == "__main__":
+    sys.exit(small.main_on_variants(BASE, VARIANTS, restart.SPACES, "switch_pool.json"))

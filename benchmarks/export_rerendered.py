@@ -1,0 +1,74 @@
+"""Ship a variant measured by a variants benchmark (bench_switch_pool.py and its kind) as a Kernel Tuner module.
+
+    python benchmarks/export_rerendered.py --bench benchmarks/results/switch_pool.json --variant "pool 8" \
+        --base generated_algorithms/lcb_threshold_switching.py --name lcb_threshold_switching_pool8 [--force]
+
+A variant is a shipped winner's composition (its marker line) rendered by the synthesizer as it is now,
+with some defaults replaced. It was never a campaign candidate, so `tunesmith export` cannot write it; this
+writes the same module and report with what is true of it: the base's campaign and candidate, the words
+"re-rendered", and the benchmark's scores split into the base's training and validation spaces (its
+repeats and seed, not the campaign's). Nothing is tuned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from generator.export.exporter import Provenance, module_source, write_module, write_report  # noqa: E402
+from generator.llm.synth.compose import Composition, render  # noqa: E402
+
+
+def base_provenance(path: Path) -> dict:
+    """PROVENANCE of a shipped module, read without running its optimizer."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PROVENANCE
+
+
+def split_scores(per_task: dict, base_scores: dict, repeats: int) -> dict:
+    """Mean P ± SE (the tasks' SEs combined) over the base's training and validation tasks the bench ran."""
+    scores = {}
+    for split in ("train", "validation"):
+        tasks = [t for t in base_scores.get(split, {}).get("tasks", []) if t in per_task]
+        if tasks:
+            mean = sum(per_task[t]["P"] for t in tasks) / len(tasks)
+            se = math.sqrt(sum(per_task[t]["se"] ** 2 for t in tasks)) / len(tasks)
+            scores[split] = {"tasks": tasks, "before": mean, "after": None, "se_before": se, "runs": repeats}
+    return scores
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", type=Path, required=True, help="a variants benchmark's JSON")
+    ap.add_argument("--variant", required=True, help="its label, e.g. 'pool 8'")
+    ap.add_argument("--base", type=Path, required=True, help="the shipped module the variants came from")
+    ap.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
+    ap.add_argument("--force", action="store_true", help="replace an existing module of that name")
+    args = ap.parse_args(argv)
+    bench = json.loads(args.bench.read_text())
+    if args.variant not in bench["compositions"]:
+        sys.exit(f"export_rerendered: no variant {args.variant!r} in {args.bench}; it has {list(bench['compositions'])}")
+    comp = Composition.from_dict(bench["compositions"][args.variant])
+    _, _, source = render(comp)
+    base = base_provenance(args.base)
+    prov = Provenance(
+        base["campaign"], base["candidate_id"], base["ancestors"], base["generator"], base["run_dir"],
+        f"{base['description'].split(':')[0]}: {base['candidate_id']} of {base['campaign']} re-rendered by the synthesizer as it is now, variant "
+        f"{args.variant!r} of `{bench['command']}` ({bench['date']}); not a campaign candidate",
+        split_scores(bench["results"][args.variant]["per_task"], base["scores"], bench["repeats"]))
+    path = write_module(args.name, module_source(args.name, source, prov), overwrite=args.force)
+    print(f"wrote {path}\nreport: {write_report(path, args.name, prov, {})}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
