@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.export.exporter import Provenance, module_source, write_module, write_report  # noqa: E402
-from generator.llm.synth.compose import Composition, render  # noqa: E402
+from generator.llm.synth.compose import Composition, read_composition, render  # noqa: E402
 
 
 def base_provenance(path: Path) -> dict:
@@ -60,11 +60,15 @@ def main(argv=None) -> int:
     comp = Composition.from_dict(bench["compositions"][args.variant])
     _, _, source = render(comp)
     base = base_provenance(args.base)
+    before = read_composition(args.base.read_text()).hp
+    changed = {k: v for k, v in sorted(comp.hp.items()) if before.get(k) != v}
     prov = Provenance(
         base["campaign"], base["candidate_id"], base["ancestors"], base["generator"], base["run_dir"],
-        f"{base['description'].split(':')[0]}: {base['candidate_id']} of {base['campaign']} re-rendered by the synthesizer as it is now, variant "
-        f"{args.variant!r} of `{bench['command']}` ({bench['date']}); not a campaign candidate",
-        split_scores(bench["results"][args.variant]["per_task"], base["scores"], bench["repeats"]))
+        base["description"],
+        split_scores(bench["results"][args.variant]["per_task"], base["scores"], bench["repeats"]),
+        note=f"not the campaign's code: {base['candidate_id']}'s composition re-rendered by the synthesizer after the "
+             f"campaign with {json.dumps(changed)}, variant {args.variant!r} of `{bench['command']}` "
+             f"({bench['date']}); the scores are that benchmark's")
     path = write_module(args.name, module_source(args.name, source, prov), overwrite=args.force)
     print(f"wrote {path}\nreport: {write_report(path, args.name, prov, {})}")
     return 0

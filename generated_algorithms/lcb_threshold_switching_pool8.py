@@ -10,6 +10,7 @@ Provenance:
 - candidate: c0016; ancestors: none
 - written by: offline synthesizer (synth/components), no LLM
 - exported: 2026-11-27
+- note: not the campaign's code: c0016's composition re-rendered by the synthesizer after the campaign with {}, variant 'pool 8' of `python benchmarks/bench_switch_pool.py --repeats 20 --workers 1` (2026-11-27); the scores are that benchmark's
 - score P on train tasks (gemm/H200, hotspot/H200, gemv/H100, transpose/H100, nbody/H100, convolution_milo/A100, dedispersion_milo/A100, pnpoly/RTX_2080_Ti, pnpoly/RTX_3060_laptop; 20 runs): default 0.626 ± 0.044, not tuned
 - score P on validation tasks (conv2d/H200, stencil3d/H100, pnpoly/RTX_Titan, gemm/RTX_2080_Ti; 20 runs): default 0.724 ± 0.024, not tuned
 
@@ -245,10 +246,10 @@ PROVENANCE = {'campaign': 'flagship5',
  'ancestors': [],
  'generator': 'offline synthesizer (synth/components), no LLM',
  'run_dir': 'results/flagship5',
- 'description': 'SpreadHammingBoundedThresholdSwitchingRestartSearch: c0016 of flagship5 '
-                "re-rendered by the synthesizer as it is now, variant 'pool 8' of `python "
-                'benchmarks/bench_switch_pool.py --repeats 20 --workers 1` (2026-11-27); not a '
-                'campaign candidate',
+ 'description': 'SpreadHammingBoundedThresholdSwitchingRestartSearch: single-point local search '
+                'with Latin-hypercube-like spread initial sample, Hamming neighbours, '
+                'confidence-bound surrogate screening of moves, threshold acceptance, adaptive '
+                'switching between exploration and local search, random restarts on…',
  'scores': {'train': {'tasks': ['gemm/H200',
                                 'hotspot/H200',
                                 'gemv/H100',
@@ -272,6 +273,9 @@ PROVENANCE = {'campaign': 'flagship5',
                            'runs': 20}},
  'hpo': {},
  'date': '2026-11-27',
+ 'note': "not the campaign's code: c0016's composition re-rendered by the synthesizer after the "
+         "campaign with {}, variant 'pool 8' of `python benchmarks/bench_switch_pool.py --repeats "
+         "20 --workers 1` (2026-11-27); the scores are that benchmark's",
  'tuned_values': {}}
 
 # Kernel Tuner's convention for documenting strategy options: name -> (description, default).

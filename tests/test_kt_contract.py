@@ -197,3 +197,19 @@ def test_upstream_command_writes_into_a_folder_it_creates(tmp_path):
     out = tmp_path / "new" / "folder" / "gen_knn_late_acceptance.py"
     assert main(["upstream", str(SHIPPED_DIR / "knn_late_acceptance.py"), "--out", str(out)]) == 0
     assert "def tune(searchspace, runner, tuning_options)" in out.read_text()
+
+
+def test_a_provenance_note_reaches_the_module_its_report_and_the_upstream_file(tmp_path):
+    """Code re-rendered after its campaign says so wherever it is read (benchmarks/export_rerendered.py)."""
+    from generator.export.exporter import Provenance, module_source, write_report
+
+    note = "not the campaign's code: re-rendered with {\"global_pool\": 4}"
+    prov = Provenance("unit", "c0001", [], "test", note=note)
+    exported = tmp_path / "noted.py"
+    exported.write_text(module_source("noted", SWALLOWS_STOP, prov))
+    assert f"- note: {note}" in exported.read_text().split('"""')[1]  # the module's docstring
+    assert f"- note: {note}" in write_report(exported, "noted", prov, {}).read_text()
+    assert f"Note: {note}" in _upstream(exported, tmp_path).__doc__
+    plain = tmp_path / "plain.py"
+    plain.write_text(module_source("plain", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
+    assert "note:" not in plain.read_text().split('"""')[1] and "Note:" not in _upstream(plain, tmp_path).__doc__

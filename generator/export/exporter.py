@@ -47,6 +47,7 @@ class Provenance:
     scores: dict = field(default_factory=dict)  # {"train": {...}, "test": {...}} before/after HPO
     hpo: dict = field(default_factory=dict)  # {"trials", "best_params", "study", "storage"}
     date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+    note: str = ""  # what else a reader must know, e.g. that the code was re-rendered after its campaign
 
 
 NOT_TUNED = "not tuned"  # no `tunesmith hpo` result: nothing was tried, so nothing failed or was kept
@@ -85,7 +86,7 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
              f"- campaign: {prov.campaign}" + (f" (run {prov.run_dir})" if prov.run_dir else ""),
              f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
              f"- written by: {prov.generator}",
-             f"- exported: {prov.date}"]
+             f"- exported: {prov.date}"] + ([f"- note: {prov.note}"] if prov.note else [])
     for split in SPLITS:
         s = prov.scores.get(split)
         if s:
@@ -302,6 +303,7 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
              f"- campaign: {prov.campaign} (run `{prov.run_dir}`)",
              f"- candidate: {prov.candidate_id}; ancestors: {', '.join(prov.ancestors) or 'none'}",
              f"- written by: {prov.generator}", f"- exported: {prov.date}",
+             *([f"- note: {prov.note}"] if prov.note else []),
              f"- tuned values: `{_short(values) if values else 'defaults kept'}`" if hpo else f"- {NOT_TUNED}"]
     if hpo:
         lines.append(f"- Optuna: {hpo.get('trials')} trials ({hpo.get('pruned', 0)} pruned), {hpo.get('repeats')} "
