@@ -213,3 +213,32 @@ def test_a_provenance_note_reaches_the_module_its_report_and_the_upstream_file(t
     plain = tmp_path / "plain.py"
     plain.write_text(module_source("plain", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
     assert "note:" not in plain.read_text().split('"""')[1] and "Note:" not in _upstream(plain, tmp_path).__doc__
+
+
+READS_SPENT = '''
+SEEN = []
+
+
+class ReadsSpent:
+    """Records the tuner's own measure of the budget spent after each evaluation."""
+
+    def __init__(self, budget=5000):
+        pass
+
+    def __call__(self, func, searchspace):
+        for config in searchspace.get_random_sample(4):
+            func(config)
+            SEEN.append(getattr(func, "budget_spent_fraction", None))
+'''
+
+
+def test_the_tuners_budget_measure_reaches_the_optimizer_through_both_entry_points(tmp_path):
+    """func.budget_spent_fraction (Kernel Tuner's CostFunc) is readable through the exported tune() and the
+    upstream file alike: the upstream file hid it once, so a synthesizer optimizer searched differently there."""
+    from generator.export.exporter import Provenance, module_source
+
+    exported = tmp_path / "reads_spent.py"
+    exported.write_text(module_source("reads_spent", READS_SPENT, Provenance("unit", "c0001", [], "test")))
+    for module in (_load(exported, "reads_spent"), _upstream(exported, tmp_path)):
+        _tune(module, {"max_fevals": 8})
+        assert module.SEEN == [0.125, 0.25, 0.375, 0.5], module.__name__

@@ -75,19 +75,25 @@ class _RunEnded(BaseException):
 
 def _stops_once(cost_func):
     """cost_func, except that a call after StopCriterionReached ends the run (an optimizer that catches
-    the stop and goes on would otherwise loop for ever)."""
-    stopped = []
+    the stop and goes on would otherwise loop for ever). Its attributes stay readable: an optimizer that
+    reads cost_func.budget_spent_fraction must see the tuner's own measure, as through the exported module."""
 
-    def func(*args, **kwargs):
-        if stopped:
-            raise _RunEnded("cost function called again after StopCriterionReached")
-        try:
-            return cost_func(*args, **kwargs)
-        except StopCriterionReached:
-            stopped.append(True)
-            raise
+    class StopsOnce:
+        stopped = False
 
-    return func
+        def __getattr__(self, name):
+            return getattr(cost_func, name)
+
+        def __call__(self, *args, **kwargs):
+            if self.stopped:
+                raise _RunEnded("cost function called again after StopCriterionReached")
+            try:
+                return cost_func(*args, **kwargs)
+            except StopCriterionReached:
+                self.stopped = True
+                raise
+
+    return StopsOnce()
 
 
 tune.__doc__ = common.get_strategy_docstring({title!r}, _options)
