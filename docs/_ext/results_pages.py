@@ -440,6 +440,10 @@ RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagshi
            "results-flagship5.md": partial(flagship_page_as_recorded, FLAGSHIP5),
            # the winner by the rule for tied finalists (docs/results/flagship5.md)
            "results-flagship5-runner-up.md": partial(flagship_page_as_recorded, FLAGSHIP5 + "_runner_up"),
+           # flagship5's winner re-rendered after the campaign (docs/results/flagship6.md), and flagship6's winner
+           "results-flagship5-pool8.md": partial(flagship_page_as_recorded, FLAGSHIP5 + "_pool8"),
+           "results-flagship5-wide.md": partial(flagship_page_as_recorded, FLAGSHIP5 + "_wide"),
+           "results-flagship6.md": partial(flagship_page_as_recorded, "benchmarks/results/flagship6"),
            "results-gemv-histogram.md": gemv_histogram_page,
            "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
