@@ -13,7 +13,6 @@ repeats and seed, not the campaign's). Nothing is tuned.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import sys
@@ -23,15 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.export.exporter import Provenance, module_source, write_module, write_report  # noqa: E402
+from generator.export.upstream import read_exported  # noqa: E402
 from generator.llm.synth.compose import Composition, read_composition, render  # noqa: E402
-
-
-def base_provenance(path: Path) -> dict:
-    """PROVENANCE of a shipped module, read without running its optimizer."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PROVENANCE
 
 
 def split_scores(per_task: dict, base_scores: dict, repeats: int) -> dict:
@@ -59,7 +51,7 @@ def main(argv=None) -> int:
         sys.exit(f"export_rerendered: no variant {args.variant!r} in {args.bench}; it has {list(bench['compositions'])}")
     comp = Composition.from_dict(bench["compositions"][args.variant])
     _, _, source = render(comp)
-    base = base_provenance(args.base)
+    base = read_exported(args.base).provenance  # read as text, as `tunesmith upstream` does
     before = read_composition(args.base.read_text()).hp
     changed = {k: v for k, v in sorted(comp.hp.items()) if before.get(k) != v}
     prov = Provenance(
