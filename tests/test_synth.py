@@ -372,3 +372,19 @@ def test_crossover_combines_the_components_of_both_parents():
 def test_crossover_without_two_synthesizer_parents_falls_back_to_new():
     reply = synthesize(prompt("crossover", [("c0003", "0.5", parent_code(BASE))]), seed=1)
     assert "crossover fell back to a new design" in reply
+
+
+def test_crossover_never_takes_every_differing_slot():
+    """Taking all the slots the parents differ in would return the donor's design (a false duplicate)."""
+    import random
+
+    from generator.llm.synth.operators import crossover
+    from generator.llm.synth.parse import Parent, Request
+    from generator.llm.synth.profile import Profile
+
+    a = Composition("trajectory", dict(BASE.slots, jump="none", restart="perturb")).normalised()
+    b = Composition("trajectory", dict(BASE.slots, jump="random", restart="random")).normalised()
+    req = Request("crossover", parents=[Parent("c0001", 0.5, "", a), Parent("c0002", 0.4, "", b)])
+    for seed in range(64):  # both slots taken by chance one time in four, before
+        child = crossover(req, Profile(), random.Random(seed)).composition
+        assert (child.slots["jump"], child.slots["restart"]) not in (("none", "perturb"), ("random", "random"))

@@ -207,6 +207,8 @@ def crossover(req: Request, prof: Profile, rng: random.Random) -> Design:
     comp, donor = first.composition.normalised(), second.composition.normalised()
     differ = [s for s in comp.active_slots() if s not in comp.locked() and donor.slots.get(s) not in (None, comp.slots[s])]
     taken = [s for s in differ if rng.random() < 0.5] or differ[:1]
+    if len(taken) == len(differ) > 1:  # every differing slot from the donor would make the child the donor
+        taken.remove(rng.choice(taken))
     for slot in taken:
         comp.slots[slot] = donor.slots[slot]
     for s in comp.active_slots():  # parts the borrowed ones switch on: drawn as refine would
