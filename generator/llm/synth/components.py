@@ -182,13 +182,13 @@ def search(self):
     stall = 0  # evaluations since the current point last improved
     while True:
         #@jump: if self.rng.random() < self.jump_rate:  # a probe far away (screened like a move); move there if better
-        #@jump:     probe = self.choose(self.random_unvisited(self.global_pool))
-        #@jump:     if self.evaluate(probe) < self.cache[current]:
+        #@jump:     probe = self.global_probes(1)[0]
+        #@jump:     if self.cache[probe] < self.cache[current]:
         #@jump:         current, stall = probe, 0
         #@jump:     continue
         #@switch: if self.explore_now(stall):  # adaptive switching: a model-screened probe away from here
-        #@switch:     probe = self.choose(self.random_unvisited(self.global_pool))
-        #@switch:     value = self.evaluate(probe)
+        #@switch:     probe = self.global_probes(1)[0]
+        #@switch:     value = self.cache[probe]
         #@switch:     self.credit("explore", value < self.cache[current])
         #@switch:     if value < self.cache[current] or (stall >= self.patience and value < 1e300):  # better, or stuck here
         #@switch:         current, stall = probe, 0
@@ -387,5 +387,5 @@ def restart(self, current):
 
 JUMPS = {c.name: c for c in (
     Component("jump", "none", "no random jumps"),
-    Component("jump", "random", "random jumps", "", ("jump_rate", "global_pool"), tag="jump"),
+    Component("jump", "random", "random jumps", "", ("jump_rate", "global_pool"), tag="jump", needs=("global_probes",)),
 )}

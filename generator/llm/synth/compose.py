@@ -197,8 +197,8 @@ def _method_blocks(comp: Composition) -> list[str]:
     population_restarts = {**V.POPULATION_RESTARTS, **SS.POPULATION_RESTARTS}
     if comp.scheme == "population" and comp.slots["restart"] in population_restarts:
         blocks.append(population_restarts[comp.slots["restart"]])
-    for c in comp.components():
-        blocks.extend(C.HELPERS[h] for h in c.needs)
+    helpers = dict.fromkeys(h for c in comp.components() for h in c.needs)  # once, however many need it
+    blocks.extend(C.HELPERS[h] for h in helpers)
     return blocks
 
 

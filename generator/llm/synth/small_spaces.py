@@ -113,9 +113,10 @@ def choose(self, options):
               "self.lcb_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n"),
 )}
 
-# The explore probe is the most promising of global_pool random configurations (it was a fixed 32): the pool
-# sets how greedy exploring is, and 32 drew nearly every probe into the model's favourite basin (pnpoly on the
-# RTX 3060: P 0.26 at 32, 0.45 at 8, c0016 of flagship5 over 100 repeats), so it is a hyperparameter now.
+# The explore probe is a global probe (helper global_probes: the model's pick of global_pool random
+# configurations; it was a fixed 32). The pool sets how greedy exploring is, and 32 drew nearly every probe into
+# the model's favourite basin (pnpoly on the RTX 3060: P 0.26 at 32, 0.45 at 8, c0016 of flagship5 over 100
+# repeats), so it is a hyperparameter now.
 JUMPS = {c.name: c for c in (
     Component("jump", "adaptive", "adaptive switching between exploration and local search", '''
 def explore_now(self, stall):
@@ -134,7 +135,7 @@ def credit(self, mode, improved):
     self.tries[mode] += 1.0
     self.wins[mode] += 1.0 if improved else 0.0
 ''', ("patience", "global_pool"), state='self.tries, self.wins = {"explore": 0.0, "local": 0.0}, {"explore": 0.0, "local": 0.0}\n',
-        tag="switch"),
+        tag="switch", needs=("global_probes",)),
 )}
 
 
