@@ -388,3 +388,49 @@ def test_crossover_never_takes_every_differing_slot():
     for seed in range(64):  # both slots taken by chance one time in four, before
         child = crossover(req, Profile(), random.Random(seed)).composition
         assert (child.slots["jump"], child.slots["restart"]) not in (("none", "perturb"), ("random", "random"))
+
+
+def test_repair_moves_an_invalid_configuration_to_its_closest_valid_neighbour():
+    """Histogram's restriction `use_shared == 1 or replicas == 1`: (use_shared 0, replicas 8) is one step from
+    (1, 8) and three from (0, 1). A random neighbour (before) put half of such repairs, and so a third of a
+    spread initial sample, in the small slow use_shared=0 region."""
+    from generator.tasks.cache import SpaceSpec
+    from generator.tasks.space import SearchSpace
+
+    shared, replicas = [0, 1], [1, 2, 4, 8, 16]
+    valid = np.array([(s, r) for s in range(2) for r in range(5) if s == 1 or r == 0], dtype=np.int32)
+    space = SearchSpace(SpaceSpec({"use_shared": shared, "replicas": replicas}, (), valid))
+    name, _, source = render(BASE)
+    namespace = {}
+    exec(compile(source, name, "exec"), namespace)
+    opt = namespace[name]()
+    opt.space, opt.cache = space, {}
+    opt.values = [shared, replicas]
+    opt.positions = [{v: i for i, v in enumerate(vals)} for vals in opt.values]
+    repaired = set()
+    for seed in range(32):
+        opt.rng = np.random.default_rng(seed)
+        repaired.add(opt.repair((0, 8)))
+    assert repaired == {(1, 8)}
+    opt.cache = {(1, 8): 1.0}  # the closest is visited: the other Hamming neighbour, however far
+    assert {opt.repair((0, 8)) for _ in range(8)} == {(0, 1)}
+
+
+def test_random_unvisited_draws_until_it_has_as_many_as_asked():
+    """A model screens global_pool random unvisited probes; before, one visited configuration among the first
+    draws left it fewer to choose from."""
+    from generator.tasks.cache import SpaceSpec
+    from generator.tasks.space import SearchSpace
+
+    valid = np.arange(20, dtype=np.int32).reshape(-1, 1)
+    space = SearchSpace(SpaceSpec({"x": list(range(20))}, (), valid))
+    name, _, source = render(BASE)
+    namespace = {}
+    exec(compile(source, name, "exec"), namespace)
+    opt = namespace[name]()
+    opt.space, opt.cache = space, {(x,): 1.0 for x in range(10)}
+    for seed in range(32):
+        space.seed(seed)
+        pool = opt.random_unvisited(8)
+        assert len(set(pool)) == 8 and not set(pool) & set(opt.cache)
+    assert len(opt.random_unvisited(12)) == 10  # fewer only when fewer are left

@@ -117,28 +117,38 @@ def config_at(self, idx):
     return tuple(self.values[p][int(i)] for p, i in enumerate(idx))
 
 def random_unvisited(self, n=1):
-    """Up to n valid configurations not evaluated yet; StopIteration when none are left."""
+    """n valid configurations not evaluated yet (fewer only when nearly every one is); StopIteration when none
+    are left. Draws again until it has n, so a pool of global_pool probes has global_pool options."""
+    n = max(1, n)
+    fresh, seen = [], set()
     for attempt in range(7):
-        fresh, seen = [], set()
-        for config in self.space.get_random_sample(max(1, n) * 2**attempt):
+        for config in self.space.get_random_sample(n * 2**attempt):
             config = tuple(config)
             if config not in self.cache and config not in seen:
                 seen.add(config)
                 fresh.append(config)
-        if fresh:
-            return fresh[: max(1, n)]
-    raise StopIteration  # every configuration drawn was visited: the space is (nearly) exhausted
+        if len(fresh) >= n:
+            break
+    if not fresh:
+        raise StopIteration  # every configuration drawn was visited: the space is (nearly) exhausted
+    return fresh[:n]
 
 def repair(self, config):
-    """A valid, unvisited configuration as close as possible to config (config itself if it is one)."""
+    """A valid, unvisited configuration as close as possible to config (config itself if it is one): of its
+    valid neighbours, one the fewest value-index steps away, as Kernel Tuner's Latin hypercube sample repairs.
+    A random neighbour lands as often in a small region the restrictions carve out as in the large one next to
+    it: on histogram/H100 a spread initial sample put 17% of its points in the slow use_shared=0 tenth."""
     config = tuple(config)
     if config not in self.cache and self.space.is_param_config_valid(config):
         return config
+    target = np.asarray(self.indices(config))
     for method in ("Hamming", "adjacent"):
         near = [tuple(c) for c in self.space.get_neighbors(config, neighbor_method=method)]
         near = [c for c in near if c not in self.cache]
         if near:
-            return near[int(self.rng.integers(len(near)))]
+            steps = np.abs(np.asarray([self.indices(c) for c in near]) - target).sum(axis=1)
+            closest = np.flatnonzero(steps == steps.min())
+            return near[int(closest[self.rng.integers(len(closest))])]
     return self.random_unvisited(1)[0]
 '''
 
