@@ -30,12 +30,7 @@ measured once with `flagship_tables.py`, and reported whatever they show.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,15 +38,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_screened_restart as restart  # noqa: E402  (flagship5's training + validation spaces)
-from generator.bench.bench import bench  # noqa: E402
-from generator.bench.results import standard_error  # noqa: E402
-from generator.bench.runner import parse_strategy  # noqa: E402
-from generator.config import TasksConfig  # noqa: E402
-from generator.llm.synth.compose import read_composition, render  # noqa: E402
-from generator.tasks.entries import load_task_set  # noqa: E402
+import bench_small_spaces as small  # noqa: E402  (its runner and table; only the variants differ)
+from generator.llm.synth.compose import Composition, read_composition, render  # noqa: E402
 
 SPACES = restart.SPACES + ["problem:histogram/H100", "problem:reduction/H100"]
 MODULES = ["lcb_wide_switching", "screened_memetic_late_acceptance", "knn_late_acceptance"]
+RANDOM = " (random repair)"
 RANDOM_REPAIR = '''            if near:
                 return near[int(self.rng.integers(len(near)))]
 '''
@@ -62,69 +54,37 @@ CLOSEST_REPAIR = '''            if near:
 '''
 
 
-def with_random_repair(source: str) -> str:
-    """The rendered optimizer with the repair helper as it was: a random valid neighbour."""
+def source_of(label: str, comp: Composition) -> str:
+    """The rendered optimizer; for a `(random repair)` label with the repair helper as it was."""
+    source = render(comp)[2]
+    if not label.endswith(RANDOM):
+        return source
     if CLOSEST_REPAIR not in source:
         raise SystemExit("bench_repair: the rendered repair helper is not the one this script knows; update it")
     return source.replace(CLOSEST_REPAIR, RANDOM_REPAIR)
 
 
-def variants(modules: list[str]) -> dict[str, tuple[dict, str]]:
-    """label -> (composition as a dict, rendered source): each module rendered with each repair."""
-    out = {}
-    for module in modules:
-        comp = read_composition((ROOT / "generated_algorithms" / f"{module}.py").read_text()).normalised()
-        _, _, source = render(comp)
-        out[module] = (json.loads(comp.to_json()), source)
-        out[f"{module} (random repair)"] = (json.loads(comp.to_json()), with_random_repair(source))
-    return out
+def variants_of(modules: list[str]):
+    """compositions() for bench_small_spaces: each module's composition under both labels."""
+    def compositions() -> dict[str, Composition]:
+        out = {}
+        for module in modules:
+            comp = read_composition((ROOT / "generated_algorithms" / f"{module}.py").read_text()).normalised()
+            out[module] = out[module + RANDOM] = comp
+        return out
+    return compositions
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=100)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "repair.json"))
-    p.add_argument("--space", action="append", help="task entries instead of the default spaces (repeatable)")
+    p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--module", action="append", help="shipped modules instead of the default ones (repeatable)")
-    p.add_argument("--kernel-tuner", default="", help="comma-separated Kernel Tuner strategies to run alongside")
-    args = p.parse_args(argv)
-    hub = os.environ.get("TUNESMITH_BENCHMARK_HUB") or str(ROOT.parent / "shared" / "data" / "benchmark_hub")
-    spaces = args.space or SPACES
-    tasks = load_task_set(spaces, TasksConfig(hub=hub, train=spaces[:1]))
-    found = variants(args.module or MODULES)
-    start = time.time()
-    with tempfile.TemporaryDirectory() as tmp:
-        specs, labels = [], {}
-        for i, (label, (_, source)) in enumerate(found.items()):
-            path = Path(tmp) / f"variant{i}.py"
-            path.write_text(source)
-            specs.append(parse_strategy(str(path)))
-            labels[specs[-1].label] = label
-        specs += [parse_strategy(s) for s in args.kernel_tuner.split(",") if s]
-        results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers, progress=True)
-    rows = {}
-    for r in results:
-        per = {t: {"P": s.score, "se": standard_error(s)} for t, s in r.per_task.items()}
-        ses = [v["se"] for v in per.values()]
-        rows[labels.get(r.label, r.label)] = {"per_task": per, "mean": r.score,
-                                               "mean_se": float(sum(x * x for x in ses) ** 0.5 / len(ses)),
-                                               "failed": r.failed, "wall_s": round(r.wall_s, 1)}
-    doc = {"command": "python benchmarks/bench_repair.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "date": time.strftime("%Y-%m-%d", time.gmtime()),
-           "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)", "wall_s": round(time.time() - start, 1),
-           "repeats": args.repeats, "seed": args.seed, "spaces": [t.name for t in tasks],
-           "compositions": {label: comp for label, (comp, _) in found.items()}, "results": rows}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    names = [t.name for t in tasks]
-    print(f"{'strategy':44}" + "".join(f"{n.split('/')[0][:9]:>10}" for n in names) + f"{'mean':>16}")
-    for label, row in rows.items():
-        cells = "".join(f"{row['per_task'][n]['P']:>10.3f}" if n in row["per_task"] else f"{'failed':>10}" for n in names)
-        print(f"{label[:44]:44}{cells}{row['mean']:>9.3f} ± {row['mean_se']:.3f}")
-    print(f"wrote {args.json}")
-    return 0
+    argv = sys.argv[1:] if argv is None else argv
+    args, rest = p.parse_known_args(argv)
+    small.compositions, small.source_of = variants_of(args.module or MODULES), source_of
+    small.SPACES, small.SHIPPED = SPACES, []
+    return small.main(rest, defaults={"json": str(ROOT / "benchmarks" / "results" / "repair.json"),
+                                      "kernel_tuner": "", "repeats": 100},
+                      command="python benchmarks/bench_repair.py " + " ".join(argv))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,12 @@ VARIANTS = {"synth_before": {},
 PROFILE = Profile(budget=50, fdc=0.1, optima=0.005)  # a small, rugged space: the defaults the synthesizer gives
 
 
+def source_of(label: str, comp: Composition) -> str:
+    """The optimizer a variant runs: the synthesizer's rendering of its composition (a script reusing this one
+    may change the rendered text, as bench_repair.py does)."""
+    return render(comp)[2]
+
+
 def compositions() -> dict[str, Composition]:
     """Each variant: the 'before' design with some slots replaced, defaults from PROFILE."""
     out = {}
@@ -59,8 +65,10 @@ def compositions() -> dict[str, Composition]:
     return out
 
 
-def main(argv=None, defaults: dict | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, defaults: dict | None = None, command: str | None = None) -> int:
+    script_doc = sys.modules["__main__"].__doc__ or __doc__  # the script reusing this one describes itself
+    p = argparse.ArgumentParser(description=script_doc.splitlines()[0],
+                                epilog="More options: see the script's docstring." if script_doc != __doc__ else None)
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=2)
@@ -76,7 +84,7 @@ def main(argv=None, defaults: dict | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         specs, labels = [], {}
         for label, comp in compositions().items():
-            name, _, source = render(comp)
+            source = source_of(label, comp)
             path = Path(tmp) / f"{label}.py"
             path.write_text(source)
             specs.append(parse_strategy(str(path)))
@@ -93,7 +101,8 @@ def main(argv=None, defaults: dict | None = None) -> int:
                        "mean_se": float(sum(x * x for x in ses) ** 0.5 / len(ses)) if ses else None,
                        "failed": r.failed, "wall_s": round(r.wall_s, 1)}
     script = Path(sys.argv[0]).name if sys.argv[0].endswith(".py") else "bench_small_spaces.py"  # or the script reusing it
-    doc = {"command": f"python benchmarks/{script} " + " ".join(argv if argv is not None else sys.argv[1:]),
+    command = command or f"python benchmarks/{script} " + " ".join(argv if argv is not None else sys.argv[1:])
+    doc = {"command": command,
            "date": time.strftime("%Y-%m-%d", time.gmtime()),
            "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)", "wall_s": round(time.time() - start, 1),
            "repeats": args.repeats, "seed": args.seed, "spaces": [t.name for t in tasks],
