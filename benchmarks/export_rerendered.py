@@ -1,7 +1,8 @@
 """Ship a variant measured by a variants benchmark (bench_switch_pool.py and its kind) as a Kernel Tuner module.
 
     python benchmarks/export_rerendered.py --bench benchmarks/results/switch_pool.json --variant "pool 8" \
-        --base generated_algorithms/lcb_threshold_switching.py --name lcb_threshold_switching_pool8 [--force]
+        --base generated_algorithms/lcb_threshold_switching.py --name lcb_threshold_switching_pool8 [--force] \
+        [--why "what else changed"]
 
 A variant is a shipped winner's composition (its marker line) rendered by the synthesizer as it is now,
 with some defaults replaced. It was never a campaign candidate, so `tunesmith export` cannot write it; this
@@ -38,6 +39,12 @@ def split_scores(per_task: dict, base_scores: dict, repeats: int) -> dict:
     return scores
 
 
+def differences(changed: dict, why: str) -> str:
+    """How the variant differs from the base, as the note says it: the defaults it changed, and `why`."""
+    parts = ([f"with {json.dumps(changed)}"] if changed else []) + ([why] if why else [])
+    return " " + "; ".join(parts) if parts else ""
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", type=Path, required=True, help="a variants benchmark's JSON")
@@ -45,6 +52,8 @@ def main(argv=None) -> int:
     ap.add_argument("--base", type=Path, required=True, help="the shipped module the variants came from")
     ap.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
     ap.add_argument("--force", action="store_true", help="replace an existing module of that name")
+    ap.add_argument("--why", default="", help="what else differs from the base: a change to the synthesizer's "
+                                              "components since the base was rendered, say")
     args = ap.parse_args(argv)
     bench = json.loads(args.bench.read_text())
     if args.variant not in bench["compositions"]:
@@ -59,7 +68,7 @@ def main(argv=None) -> int:
         base["description"],
         split_scores(bench["results"][args.variant]["per_task"], base["scores"], bench["repeats"]),
         note=f"not the campaign's code: {base['candidate_id']}'s composition re-rendered by the synthesizer after the "
-             f"campaign with {json.dumps(changed)}, variant {args.variant!r} of `{bench['command']}` "
+             f"campaign{differences(changed, args.why)}, variant {args.variant!r} of `{bench['command']}` "
              f"({bench['date']}); the scores are that benchmark's")
     path = write_module(args.name, module_source(args.name, source, prov), overwrite=args.force)
     print(f"wrote {path}\nreport: {write_report(path, args.name, prov, {})}")
