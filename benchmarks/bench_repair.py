@@ -8,9 +8,9 @@ compositions. P ± standard error at the methodology's budget, paired seeds.
 initial samples, a mutated or crossed-over child, a perturbed restart) into a valid one. It used to take a
 random valid neighbour; it now takes the closest, by value-index steps (Kernel Tuner's get_LHS_sample repairs
 the same way). On histogram/H100 (`use_shared == 1 or replicas == 1`) the random neighbour put 17% of the
-flagship's spread initial sample into the slow use_shared=0 corner (a tenth of the space, up to 550 times the
-optimum's time), and a run that starts there has spent its first seconds on nothing: the flagship winner
-scored 0.32 there against diff_evo's 0.49 (1,000 repeats).
+flagship's spread initial sample into the slowest tenth of the space (no shared memory, 550 times the
+optimum's time; a random sample puts 10% there), and a run that starts there has spent its first seconds
+on nothing: the flagship winner scored 0.32 there against diff_evo's 0.49 (1,000 repeats).
 
 Each module's composition (its marker line) is rendered twice by the synthesizer as it is now: `NAME` with
 the closest-neighbour repair, `NAME (random repair)` with the helper's text before the change (kept below).

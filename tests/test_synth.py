@@ -392,8 +392,8 @@ def test_crossover_never_takes_every_differing_slot():
 
 def test_repair_moves_an_invalid_configuration_to_its_closest_valid_neighbour():
     """Histogram's restriction `use_shared == 1 or replicas == 1`: (use_shared 0, replicas 8) is one step from
-    (1, 8) and three from (0, 1). A random neighbour (before) put half of such repairs, and so a third of a
-    spread initial sample, in the small slow use_shared=0 region."""
+    (1, 8) and three from (0, 1). A random neighbour (before) put half of such repairs in the small, slow
+    use_shared=0 region."""
     from generator.tasks.cache import SpaceSpec
     from generator.tasks.space import SearchSpace
 

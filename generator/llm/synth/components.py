@@ -137,7 +137,8 @@ def repair(self, config):
     """A valid, unvisited configuration as close as possible to config (config itself if it is one): of its
     valid neighbours, one the fewest value-index steps away, as Kernel Tuner's Latin hypercube sample repairs.
     A random neighbour lands as often in a small region the restrictions carve out as in the large one next to
-    it: on histogram/H100 a spread initial sample put 17% of its points in the slow use_shared=0 tenth."""
+    it: on histogram/H100 a spread initial sample put 17% of its points in the slowest tenth of the space (no
+    shared memory), where a random sample puts 10%."""
     config = tuple(config)
     if config not in self.cache and self.space.is_param_config_valid(config):
         return config
