@@ -116,3 +116,35 @@ def test_pymoo_strategies_follow_the_seed(name, every_space):
     budget = Budget(None, 60)
     first, again = (run_once(pnpoly, spec, 7, budget).rows.tolist() for _ in range(2))
     assert first == again and len(first) > 20
+
+
+def test_latin_hypercube_sample_for_diff_evo_on_the_fast_space(hub_tasks, monkeypatch):
+    """`diff_evo:engine=fast`: RunSpace's get_LHS_sample maps hypercube points to the closest valid configurations
+    as Kernel Tuner's does, and a seeded run repeats (Kernel Tuner's own hypercube is drawn unseeded)."""
+    import scipy.stats.qmc
+    from kernel_tuner.searchspace import Searchspace
+
+    from generator.bench.ktspace import RunSpace
+    from generator.tasks.space import SearchSpace
+
+    task = next(t for t in hub_tasks if t.name == "convolution_milo/MI250X")
+    ours = RunSpace(SearchSpace(task.space))
+    points = ours._space.valid[[3, 40, 41, 200]]  # valid points: each is its own closest configuration
+    points = np.vstack([points, points[0] + 0])  # a duplicate: dropped, and the sample filled up at random
+
+    class Fixed:
+        def __init__(self, d, rng=None):
+            pass
+
+        def integers(self, l_bounds, u_bounds, n, endpoint):
+            return points[:n]
+
+    monkeypatch.setattr(scipy.stats.qmc, "LatinHypercube", Fixed)
+    kt = Searchspace(dict(task.space.tune_params), list(task.space.restrictions), 1_000_000_000)
+    np.random.seed(0)
+    sample = ours.get_LHS_sample(5)
+    assert len(set(sample)) == 5 and set(ours.get_LHS_sample(4)) == set(kt.get_LHS_sample(4))
+    assert set(ours._space.config_of(r) for r in (3, 40, 41, 200)) < set(sample)
+    monkeypatch.undo()
+    runs = [run_once(task, parse_strategy("diff_evo:engine=fast"), 7).rows.tolist() for _ in range(2)]
+    assert runs[0] == runs[1] and len(runs[0]) > 10

@@ -9,8 +9,10 @@ SearchSpace). Per-run state (which neighbour lists this run has "computed", the 
 starts empty, as a fresh Kernel Tuner Searchspace does. Randomness comes from numpy's and
 Python's global generators, as in Kernel Tuner, so seeding them seeds the strategy.
 
-Not provided (those strategies run in Kernel Tuner's own simulation instead): LHS and
-distributed sampling, `list`/`index` (bayes_opt), tensor spaces, pyATF.
+Not provided (those strategies run in Kernel Tuner's own simulation instead): distributed sampling,
+`list`/`index` (bayes_opt), tensor spaces, pyATF. The Latin hypercube sample is provided for
+`diff_evo:engine=fast` only; `diff_evo` itself runs in Kernel Tuner's simulation (see
+`get_LHS_sample_indices`).
 """
 
 from __future__ import annotations
@@ -80,6 +82,34 @@ class RunSpace:
             warn(f"Too many samples requested ({num_samples}), reducing the number of samples to the searchspace size ({self.size})")
             num_samples = self.size
         return self.get_param_configs_at_indices(self.get_random_sample_indices(num_samples))
+
+    def get_LHS_sample_indices(self, num_samples: int) -> list[int]:
+        """Kernel Tuner 1.5.0's Latin hypercube sample (diff_evo's population): hypercube points over each
+        parameter's index range, each moved to the valid configuration with the smallest sum of index
+        differences (the first such), duplicates dropped through a set and filled up at random.
+
+        Two differences, both on purpose: Kernel Tuner draws the hypercube from fresh OS entropy (scipy's
+        default), here it comes from numpy's global generator, so a seeded run repeats; and the set holds
+        rows of Tunesmith's list, which orders the configurations differently, so the sample is evaluated in
+        another order (on histogram/H100 that order decides much of diff_evo's P:
+        benchmarks/first_evaluations.py). It runs only where asked for, as `diff_evo:engine=fast`."""
+        from scipy.stats.qmc import LatinHypercube
+
+        if num_samples > self.size:
+            warn(f"Too many samples requested ({num_samples}), reducing the number of samples to half of the "
+                 f"searchspace size ({self.size})")
+            num_samples = round(self.size / 2)
+        valid = self._space.valid.astype(np.int64)
+        hypercube = LatinHypercube(self.num_params, rng=np.random.default_rng(np.random.randint(0, 2**31 - 1)))
+        targets = hypercube.integers(l_bounds=valid.min(axis=0), u_bounds=valid.max(axis=0), n=num_samples,
+                                     endpoint=True)
+        rows = list({int(np.argmin(np.abs(valid - t).sum(axis=1))) for t in targets})
+        while len(rows) < num_samples:
+            rows = list(set(rows + self.get_random_sample_indices(num_samples - len(rows)).tolist()))
+        return rows
+
+    def get_LHS_sample(self, num_samples: int) -> list[tuple]:
+        return self.get_param_configs_at_indices(self.get_LHS_sample_indices(num_samples))
 
     def sorted_list(self, sort_last_param_first: bool = False) -> list[tuple]:
         """The configurations in the order their parameter values are listed (brute_force's order)."""
