@@ -431,6 +431,29 @@ def flagship_page_as_recorded(folder: str) -> str:
     return flagship_page(folder, load(f"{folder}/summary.json")["command"])
 
 
+TARGET2 = "benchmarks/results/target2_100.json"
+
+
+def target2_page(rel: str = TARGET2) -> str:
+    """Issue 29's second target at 100 repeats (benchmarks/target2_table.py): the winner against the Kernel Tuner
+    strategies that led each space, the largest shortfall first."""
+    d = load(rel)
+    n = len(d["results"][d["settings"]["winner"]]["per_task"])
+    out = [f"Winner: `{Path(d['settings']['winner']).stem}`; on each of the {n} spaces, the "
+           f"{d['settings']['top']} Kernel Tuner strategies with the highest P there in `{d['settings']['reference']}`; "
+           f"{d['settings']['repeats']} repeats each, the same seeds.", "",
+           "| space | winner P | best of those Kernel Tuner strategies | its P | winner below it by |",
+           "| --- | ---: | --- | ---: | ---: |"]
+    for task, g in sorted(d["gaps"].items(), key=lambda kv: -kv[1]["below_best_kt"]):
+        out.append(f"| {short(task)} | {g['winner']:.3f} ± {g['winner_se']:.3f} | {g['best_kt']} | "
+                   f"{g['best_kt_p']:.3f} ± {g['best_kt_se']:.3f} | {g['below_best_kt']:.3f} ± {g['below_se']:.3f} |")
+    out += ["", f"Spaces more than 0.10 below, outside two standard errors: "
+                f"{', '.join(map(short, d['spaces_more_than_0.10_below'])) or 'none'}. Spaces behind by more than 0.10 "
+                f"at all: {', '.join(map(short, d['spaces_behind_by_more_than_0.10'])) or 'none'}.",
+            "", source(rel, d["command"], d), ""]
+    return "\n".join(out)
+
+
 def gemv_histogram_page() -> str:
     return bench_table(*GEMV_HISTOGRAM)
 
@@ -446,7 +469,7 @@ RESULTS = {"results-flagship.md": flagship_page, "results-flagship2.md": flagshi
            "results-flagship6.md": partial(flagship_page_as_recorded, "benchmarks/results/flagship6"),
            # the flagship winner re-rendered with the closest-neighbour repair (docs/results/histogram-repair.md)
            "results-flagship5-nearest.md": partial(flagship_page_as_recorded, FLAGSHIP5 + "_nearest"),
-           "results-gemv-histogram.md": gemv_histogram_page,
+           "results-gemv-histogram.md": gemv_histogram_page, "results-target2.md": target2_page,
            "results-quality.md": quality_page, "results-generalisation.md": generalisation_page,
            "results-local-llm.md": local_llm_page, "results-concurrency.md": concurrency_page,
            "results-near-copies.md": near_copies_page, "results-edits.md": edits_page,
