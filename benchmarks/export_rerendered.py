@@ -45,6 +45,14 @@ def differences(changed: dict, why: str) -> str:
     return " " + "; ".join(parts) if parts else ""
 
 
+def subject(base: dict, path: Path) -> str:
+    """What was re-rendered: the candidate's composition, or a base that is a re-render itself, with its own note
+    (its changes are in its marker line, so `differences` does not see them)."""
+    if base.get("note"):
+        return f"`{path.stem}` ({base['note']})"
+    return f"{base['candidate_id']}'s composition"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", type=Path, required=True, help="a variants benchmark's JSON")
@@ -67,7 +75,7 @@ def main(argv=None) -> int:
         base["campaign"], base["candidate_id"], base["ancestors"], base["generator"], base["run_dir"],
         base["description"],
         split_scores(bench["results"][args.variant]["per_task"], base["scores"], bench["repeats"]),
-        note=f"not the campaign's code: {base['candidate_id']}'s composition re-rendered by the synthesizer after the "
+        note=f"not the campaign's code: {subject(base, args.base)} re-rendered by the synthesizer after the "
              f"campaign{differences(changed, args.why)}, variant {args.variant!r} of `{bench['command']}` "
              f"({bench['date']}); the scores are that benchmark's")
     path = write_module(args.name, module_source(args.name, source, prov), overwrite=args.force)

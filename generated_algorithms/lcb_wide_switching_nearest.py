@@ -10,7 +10,7 @@ Provenance:
 - candidate: c0016; ancestors: none
 - written by: offline synthesizer (synth/components), no LLM
 - exported: 2026-11-27
-- note: not the campaign's code: c0016's composition re-rendered by the synthesizer after the campaign with its repair taking the closest valid neighbour instead of a random one, and its random samples drawn until they are as many as asked (c5ae52e), variant 'lcb_wide_switching' of `python benchmarks/bench_repair.py --repeats 100` (2026-11-27); the scores are that benchmark's
+- note: not the campaign's code: `lcb_wide_switching` (not the campaign's code: c0016's composition re-rendered by the synthesizer after the campaign with {"explore_weight": 2.0, "global_pool": 4}, variant 'pool 4, explore 2.0' of `python benchmarks/bench_switch_explore.py --repeats 20 --workers 2` (2026-11-27); the scores are that benchmark's) re-rendered by the synthesizer after the campaign with its repair taking the closest valid neighbour instead of a random one, and its random samples drawn until they are as many as asked (c5ae52e), variant 'lcb_wide_switching' of `python benchmarks/bench_repair.py --repeats 100` (2026-11-27); the scores are that benchmark's
 - score P on train tasks (gemm/H200, hotspot/H200, gemv/H100, transpose/H100, nbody/H100, convolution_milo/A100, dedispersion_milo/A100, pnpoly/RTX_2080_Ti, pnpoly/RTX_3060_laptop; 100 runs): default 0.601 ± 0.019, not tuned
 - score P on validation tasks (conv2d/H200, stencil3d/H100, pnpoly/RTX_Titan, gemm/RTX_2080_Ti; 100 runs): default 0.705 ± 0.011, not tuned
 
@@ -294,11 +294,14 @@ PROVENANCE = {'campaign': 'flagship5',
                            'runs': 100}},
  'hpo': {},
  'date': '2026-11-27',
- 'note': "not the campaign's code: c0016's composition re-rendered by the synthesizer after the "
-         'campaign with its repair taking the closest valid neighbour instead of a random one, and '
-         'its random samples drawn until they are as many as asked (c5ae52e), variant '
-         "'lcb_wide_switching' of `python benchmarks/bench_repair.py --repeats 100` (2026-11-27); "
-         "the scores are that benchmark's",
+ 'note': "not the campaign's code: `lcb_wide_switching` (not the campaign's code: c0016's "
+         'composition re-rendered by the synthesizer after the campaign with {"explore_weight": '
+         '2.0, "global_pool": 4}, variant \'pool 4, explore 2.0\' of `python '
+         'benchmarks/bench_switch_explore.py --repeats 20 --workers 2` (2026-11-27); the scores '
+         "are that benchmark's) re-rendered by the synthesizer after the campaign with its repair "
+         'taking the closest valid neighbour instead of a random one, and its random samples drawn '
+         "until they are as many as asked (c5ae52e), variant 'lcb_wide_switching' of `python "
+         "benchmarks/bench_repair.py --repeats 100` (2026-11-27); the scores are that benchmark's",
  'tuned_values': {}}
 
 # Kernel Tuner's convention for documenting strategy options: name -> (description, default).
