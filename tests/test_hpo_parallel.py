@@ -2,7 +2,8 @@
 
 Each worker is the `tunesmith hpo` command (generator.cli.main) in its own process, started at the
 same moment on the same run directory and storage; a thin wrapper around the objective logs every
-call (trial number, pid) so the test sees what ran where. Trials are real sandbox evaluations.
+call (trial number, pid) so the test sees what ran where, and holds each process's first trial until the
+other has one, so that both take part however unevenly they start. Trials are real sandbox evaluations.
 """
 
 from __future__ import annotations
@@ -22,17 +23,27 @@ TRIALS = 4
 # One HPO worker: `tunesmith hpo RUN --storage URL --trials N`, with each objective call logged.
 WORKER = textwrap.dedent(
     """
-    import os, sys
+    import glob, os, sys, time
     import generator.tuning.hpo as hpo
     from generator.cli import main
 
     run, storage, trials, log = sys.argv[1:5]
     make_objective = hpo.make_objective
 
+    def both_started():
+        # hold this process's first trial until the other process has one too (at most a minute): on a
+        # loaded machine one process could otherwise import, start and finish every trial alone
+        open(f"{log}.started.{os.getpid()}", "w").close()
+        deadline = time.time() + 60
+        while len(glob.glob(f"{log}.started.*")) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+
     def logged_objective(*args, **kwargs):
         objective = make_objective(*args, **kwargs)
 
         def call(trial):
+            if not os.path.exists(f"{log}.started.{os.getpid()}"):
+                both_started()
             value = objective(trial)
             with open(log, "a") as f:
                 f.write(f"{trial.number} {os.getpid()}\\n")
