@@ -256,6 +256,23 @@ def covering_compositions(n: int) -> list[Composition]:
     return comps
 
 
+def optimizer_class(comp: Composition) -> type:
+    """The optimizer class the synthesizer renders for a composition."""
+    name, _, source = render(comp)
+    namespace = {}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace[name]
+
+
+def bare_optimizer(space, cache: dict):
+    """BASE's optimizer with a space and measurements set as __call__ sets them, no search run: its helpers alone."""
+    opt = optimizer_class(BASE)()
+    opt.space, opt.cache = space, dict(cache)
+    opt.values = [list(v) for v in space.tune_params.values()]
+    opt.positions = [{v: i for i, v in enumerate(vals)} for vals in opt.values]
+    return opt
+
+
 def test_compositions_cover_every_component():
     comps = covering_compositions(30)
     used = {(s, v) for c in comps for s, v in c.slots.items()}
@@ -283,13 +300,12 @@ def test_thirty_compositions_run_on_a_hub_task(hub_tasks):
     task = next(t for t in hub_tasks if t.name == "convolution_milo/MI250X")
     space = SearchSpace(task.space)
     for i, comp in enumerate(covering_compositions(30)):
-        name, _, source = render(comp)
-        namespace = {}
-        exec(compile(source, name, "exec"), namespace)
+        cls = optimizer_class(comp)
+        name = cls.__name__
         np.random.seed(i)
         space.seed(i)
         oracle = Oracle(task, Budget(seconds=1e9, max_fevals=60), space)
-        best, value = namespace[name](budget=5000)(oracle, space)
+        best, value = cls(budget=5000)(oracle, space)
         assert oracle.fevals == 60, name  # it used the whole budget, then stopped cleanly
         # the evaluation that spent the budget is recorded but never answered, so the oracle may know better
         assert best is not None and oracle.best()[1] <= value < 1e300, name
@@ -303,17 +319,15 @@ def test_optimizers_stop_when_the_space_is_exhausted():
     spec = SpaceSpec({"x": [1, 2, 3], "y": [10, 20, 30, 40]}, (), valid)
     rng = np.random.default_rng(0)
     for comp in covering_compositions(12):
-        name, _, source = render(comp)
-        namespace = {}
-        exec(compile(source, name, "exec"), namespace)
+        cls = optimizer_class(comp)
         seen = set()
 
         def func(cfg):
             seen.add(tuple(cfg))
             return float(rng.random())
 
-        namespace[name]()(func, SearchSpace(spec, np.random.default_rng(1)))
-        assert len(seen) == len(valid), name
+        cls()(func, SearchSpace(spec, np.random.default_rng(1)))
+        assert len(seen) == len(valid), cls.__name__
 
 
 def test_quickstart_prompt_reply_is_extracted_and_passes_checks(hub_dir):
@@ -399,14 +413,7 @@ def test_repair_moves_an_invalid_configuration_to_its_closest_valid_neighbour():
 
     shared, replicas = [0, 1], [1, 2, 4, 8, 16]
     valid = np.array([(s, r) for s in range(2) for r in range(5) if s == 1 or r == 0], dtype=np.int32)
-    space = SearchSpace(SpaceSpec({"use_shared": shared, "replicas": replicas}, (), valid))
-    name, _, source = render(BASE)
-    namespace = {}
-    exec(compile(source, name, "exec"), namespace)
-    opt = namespace[name]()
-    opt.space, opt.cache = space, {}
-    opt.values = [shared, replicas]
-    opt.positions = [{v: i for i, v in enumerate(vals)} for vals in opt.values]
+    opt = bare_optimizer(SearchSpace(SpaceSpec({"use_shared": shared, "replicas": replicas}, (), valid)), {})
     repaired = set()
     for seed in range(32):
         opt.rng = np.random.default_rng(seed)
@@ -424,11 +431,7 @@ def test_random_unvisited_draws_until_it_has_as_many_as_asked():
 
     valid = np.arange(20, dtype=np.int32).reshape(-1, 1)
     space = SearchSpace(SpaceSpec({"x": list(range(20))}, (), valid))
-    name, _, source = render(BASE)
-    namespace = {}
-    exec(compile(source, name, "exec"), namespace)
-    opt = namespace[name]()
-    opt.space, opt.cache = space, {(x,): 1.0 for x in range(10)}
+    opt = bare_optimizer(space, {(x,): 1.0 for x in range(10)})
     for seed in range(32):
         space.seed(seed)
         pool = opt.random_unvisited(8)
