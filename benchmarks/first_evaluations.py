@@ -32,11 +32,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.bench import run_seed  # noqa: E402
-from generator.bench.runner import parse_strategy, run_once  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
 from generator.evaluation.evaluate import load_task_paths  # noqa: E402
-from generator.scoring.score import budget_for, score_traces  # noqa: E402
+from generator.scoring.score import score_traces  # noqa: E402
 from generator.tasks.space import SearchSpace  # noqa: E402
+from per_run import traces_of  # noqa: E402  (bench's seeds and budget)
 
 
 def matching_rows(task, where: str | None) -> np.ndarray:
@@ -54,7 +55,7 @@ def first_evaluations(task, strategy: str, repeats: int, first: int, seed: int, 
     values = np.asarray(task.key.values, dtype=float)
     sign = -1.0 if task.objective.higher_is_better else 1.0
     slow = sign * values >= np.nanpercentile(sign * values, 90)  # the slowest tenth (worst, for maximisation)
-    traces = [run_once(task, parse_strategy(strategy), run_seed(seed, r), budget_for(task)) for r in range(repeats)]
+    traces = traces_of(task, strategy, repeats, seed)
     heads = [t.rows[:first] for t in traces]
     optimum = np.nanmin(sign * values)
     start = [np.nanmin(sign * values[h]) / optimum for h in heads if np.isfinite(values[h]).any()]

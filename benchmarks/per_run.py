@@ -34,13 +34,18 @@ from generator.evaluation.evaluate import load_task_paths  # noqa: E402
 from generator.scoring.score import budget_for, score_traces  # noqa: E402
 
 
+def traces_of(task, strategy: str, repeats: int, seed: int) -> list:
+    """`repeats` runs of one strategy at `tunesmith bench`'s seeds and budget."""
+    spec = parse_strategy(strategy)
+    return [run_once(task, spec, run_seed(seed, r), budget_for(task), None) for r in range(repeats)]
+
+
 def runs_of(task, strategy: str, repeats: int, seed: int) -> list[dict]:
     """Each run of one strategy: its P (the score's own per-repeat P, as racing and `evaluate` use it),
     final best value, configurations measured."""
-    spec = parse_strategy(strategy)
     values = np.asarray(task.key.values, dtype=float)
     sign = -1.0 if task.objective.higher_is_better else 1.0
-    traces = [run_once(task, spec, run_seed(seed, r), budget_for(task), None) for r in range(repeats)]
+    traces = traces_of(task, strategy, repeats, seed)
     out = []
     for r, (trace, p) in enumerate(zip(traces, score_traces(task, traces).per_repeat)):
         found = values[trace.rows]
