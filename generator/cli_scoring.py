@@ -104,7 +104,28 @@ def _cmd_bench(args) -> int:
     return 1 if failed else 0
 
 
+def _setup_crossval(p) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.json", help="tunesmith bench --json files (merged)")
+    p.add_argument("--protocol", default=None, metavar="FILE",
+                   help="a TOML file whose `sealed = [...]` names the test set's kernel families; they are left out")
+    p.add_argument("--tasks", action="append", default=[], metavar="DIR_OR_FILE",
+                   help="the benched tasks (as bench's --tasks), to learn a portfolio rule from their spaces")
+    p.add_argument("--members", default=None,
+                   help="comma-separated strategies a portfolio may run (default: the .py files in the table)")
+    p.add_argument("--json", dest="json_out", metavar="OUT.json", default=None, help="write the table as JSON")
+    p.add_argument("--md", dest="md_out", metavar="OUT.md", default=None, help="write the table as Markdown")
+
+
+def _cmd_crossval(args) -> int:
+    from generator.bench.crossval_report import crossval_report
+
+    print(crossval_report(args.results, args.protocol, args.tasks, args.members, args.json_out, args.md_out))
+    return 0
+
+
 COMMANDS: dict[str, tuple] = {
     "evaluate": (_setup_evaluate, _cmd_evaluate, "score one optimizer file in the sandbox (P per task)"),
     "bench": (_setup_bench, _cmd_bench, "score Kernel Tuner strategies and strategy files on tasks (P)"),
+    "crossval": (_setup_crossval, _cmd_crossval,
+                 "rank benched strategies by cross-validation over kernel families (and learn a portfolio rule)"),
 }

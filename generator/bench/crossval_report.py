@@ -1,0 +1,59 @@
+"""`tunesmith crossval`: the protocol's table from bench results, with the portfolio rule where tasks are given."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generator.bench.crossval import cross_validate, load_tables, markdown, sealed_families
+from generator.errors import TunesmithError
+
+
+def crossval_report(results: list[str], protocol: str | None = None, task_entries: list[str] = (),
+                    members: str | None = None, json_out: str | None = None, md_out: str | None = None) -> str:
+    """Cross-validate the strategies of bench result files; returns the Markdown and writes JSON/Markdown."""
+    table = load_tables(results)
+    sealed = sealed_families(protocol)
+    cv = cross_validate(table, sealed)
+    doc = {"results": [str(r) for r in results], "protocol": protocol, **cv.to_dict()}
+    text = markdown(cv)
+    if task_entries:
+        portfolio = _portfolio(table.without(sealed), task_entries, members)
+        doc["portfolio"] = portfolio.to_dict()
+        text += "\n\n" + portfolio_markdown(portfolio)
+    for path, content in ((json_out, json.dumps(doc, indent=1) + "\n"), (md_out, text + "\n")):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(content)
+    return text
+
+
+def _portfolio(table, task_entries, members):
+    from generator.bench.portfolio import SpaceFeatures, nested_estimate
+    from generator.tasks.entries import load_tasks
+
+    names = set(table.tasks)
+    feats = {t.name: SpaceFeatures.of_task(t) for t in load_tasks(task_entries) if t.name in names}
+    missing = sorted(names - set(feats))
+    if missing:
+        raise TunesmithError(f"crossval: --tasks does not hold {', '.join(missing[:4])}; give the folders bench read")
+    chosen = [m.strip() for m in members.split(",")] if members else \
+        [s for s in table.strategies if s.split(":")[0].endswith(".py")]
+    if len(chosen) < 1:
+        raise TunesmithError("crossval: no portfolio members; name them with --members")
+    return nested_estimate(table, feats, chosen)
+
+
+def portfolio_markdown(p) -> str:
+    """The portfolio's rule and its nested estimate against the single best member's."""
+    e = p.estimates()
+    lines = [f"Portfolio rule learned on every family: {p.rule.describe()}.",
+             f"Nested estimate (rule learned without the family it is scored on): portfolio {e['portfolio']:.3f} ± "
+             f"{e['portfolio_se']:.3f}, single best member {e['single']:.3f} ± {e['single_se']:.3f}, difference "
+             f"{e['difference']:+.3f} ± {e['difference_se']:.3f}.", "",
+             "| left-out family | rule learned without it | portfolio P | single best without it | its P |",
+             "| --- | --- | ---: | --- | ---: |"]
+    for f in p.folds:
+        lines.append(f"| {f.family} | {f.rule} | {f.portfolio_p:.3f} | {Path(f.single.split(':')[0]).stem} | "
+                     f"{f.single_p:.3f} |")
+    return "\n".join(lines)
