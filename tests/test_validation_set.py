@@ -87,3 +87,22 @@ def test_a_run_made_before_validation_existed_still_continues(server, make_confi
     cfg.write_text(cfg.read_text().replace("budget = 3", "budget = 4"))
     summary = run_campaign(cfg, progress=False, evaluate=Recorder())  # no "different settings" refusal
     assert summary.candidates == 4 and summary.validation is None
+
+
+def test_the_final_choice_weighs_kernel_families_not_spaces():
+    from generator.campaign.final_choice import Finalist, _rank_folds, family_score
+
+    tasks = ["gemm/A", "gemm/B", "gemm/C", "scan/A", "fwht/A"]
+    # "gemm_fit" wins on three GPUs of one kernel; "broad" is better on the two other kernels.
+    gemm_fit = {"gemm/A": 0.9, "gemm/B": 0.9, "gemm/C": 0.9, "scan/A": 0.2, "fwht/A": 0.2}
+    broad = {"gemm/A": 0.6, "gemm/B": 0.6, "gemm/C": 0.6, "scan/A": 0.6, "fwht/A": 0.6}
+    assert family_score(gemm_fit, tasks)[0] < family_score(broad, tasks)[0]  # 0.433 < 0.6; by space 0.62 > 0.6
+    mean, se = family_score(broad, tasks)
+    assert mean == 0.6 and se == 0.0
+    finalists = [Finalist("c1", 0.9, family_score(gemm_fit, tasks)[0], gemm_fit),
+                 Finalist("c2", 0.8, family_score(broad, tasks)[0], broad)]
+    _rank_folds(finalists, tasks)
+    # without scan or fwht, broad still leads (0.6 vs 0.55); without gemm it leads too
+    assert finalists[1].fold_ranks == {"fwht": 1, "gemm": 1, "scan": 1}
+    assert finalists[0].fold_ranks == {"fwht": 2, "gemm": 2, "scan": 2}
+    assert family_score({**broad, "scan/A": None}, tasks) == (None, None)

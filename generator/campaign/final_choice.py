@@ -1,10 +1,16 @@
-"""The final choice of winners on the validation tasks (`[tasks] validation`).
+"""The final choice of winners on the validation tasks (`[tasks] validation`), by kernel family.
 
 Selection during evolution, the leaderboard and HPO all rank candidates by their training score, so
 the best of them is partly the one that fits the training spaces best by luck. The validation tasks
 are never shown to the loop: once evolution (and HPO) is done, the `finalists` best candidates (and
-every tuned one) are scored on them, with fresh random streams, and the best validation score picks
-the winner that `status`, the summary and `export` name. The test tasks stay for the report only.
+every tuned one) are scored on them, with fresh random streams. A user's next kernel is a new kernel
+family, so the choice weighs families, not spaces: each finalist's validation score is the mean over
+families of its mean P over the family's spaces (`generator.bench.crossval.family_of`: the same
+kernel on three GPUs counts once), and its standard error comes from the spread over families. With
+two or more validation families, each finalist is also ranked with each family left out in turn: the
+spread of those ranks says how far the choice can be trusted. The best family-weighted score picks
+the winner that `status`, the summary and `export` name. The test tasks are sealed
+(generator.campaign.sealed_test): scored once, after this choice, and never used by it.
 The choice is written to RUN/validation.json; resume reuses it when nothing it depends on changed.
 """
 
@@ -18,6 +24,7 @@ from pathlib import Path
 from generator.archive import Archive
 
 CHOICE_FILE = "validation.json"
+WEIGHTING = "families"  # how the validation score averages: a recorded choice made otherwise is made again
 SEED_OFFSET = 7919  # validation runs use streams that neither selection nor HPO trials saw
 
 
@@ -31,6 +38,8 @@ class Finalist:
     per_task: dict[str, float | None] = field(default_factory=dict)
     params: dict | None = None  # tuned hyperparameters, None for the declared defaults
     error: str | None = None
+    se_families: float | None = None  # standard error of `validation` from the spread over kernel families
+    fold_ranks: dict[str, int] = field(default_factory=dict)  # left-out family -> rank among the finalists
 
 
 @dataclass
@@ -41,6 +50,7 @@ class FinalChoice:
     repeats: int
     seed: int
     finalists: list[Finalist]
+    weighting: str = WEIGHTING  # "families" (this release); "spaces" in choices recorded before it
 
     @property
     def winner(self) -> str | None:
@@ -54,7 +64,7 @@ class FinalChoice:
     @staticmethod
     def from_dict(doc: dict) -> FinalChoice:
         return FinalChoice(list(doc["tasks"]), int(doc["repeats"]), int(doc["seed"]),
-                           [Finalist(**f) for f in doc["finalists"]])
+                           [Finalist(**f) for f in doc["finalists"]], doc.get("weighting", "spaces"))
 
 
 def load_choice(run_dir) -> FinalChoice | None:
@@ -89,7 +99,7 @@ def choose(archive: Archive, tasks: list, k: int, repeats: int, seed: int, evalu
     picks = finalists(archive, k)
     names = [t.name for t in tasks]
     old = load_choice(archive.run_dir)
-    if old is not None and (old.tasks, old.repeats, old.seed) == (names, repeats, seed) and \
+    if old is not None and (old.tasks, old.repeats, old.seed, old.weighting) == (names, repeats, seed, WEIGHTING) and \
             sorted((f.id, json.dumps(f.params, sort_keys=True)) for f in old.finalists) == \
             sorted((c.id, json.dumps(p, sort_keys=True)) for c, p in picks):
         return old
@@ -99,10 +109,41 @@ def choose(archive: Archive, tasks: list, k: int, repeats: int, seed: int, evalu
         fit = evaluate(code, tasks, repeats, seed, params)
         per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
         error = None if fit.error is None else f"{fit.error.kind}: {fit.error.message}"[:300]
-        scored.append(Finalist(cand.id, cand.score, fit.score if fit.error is None else None, per, params, error))
+        score, se = family_score(per, names) if fit.error is None else (None, None)
+        scored.append(Finalist(cand.id, cand.score, score, per, params, error, se))
+    _rank_folds(scored, names)
     choice = FinalChoice(names, repeats, seed, sorted(scored, key=_rank))
     _write(archive.run_dir, choice)
     return choice
+
+
+def family_score(per_task: dict[str, float | None], tasks: list[str]) -> tuple[float | None, float | None]:
+    """Mean over kernel families of the mean P over each family's tasks, and its standard error over families."""
+    from generator.bench.crossval import families_of
+
+    if any(per_task.get(t) is None for t in tasks):
+        return None, None
+    means = [sum(per_task[t] for t in ts) / len(ts) for ts in families_of(tasks).values()]
+    mean = sum(means) / len(means)
+    if len(means) < 2:
+        return mean, None
+    var = sum((m - mean) ** 2 for m in means) / (len(means) - 1)
+    return mean, (var / len(means)) ** 0.5
+
+
+def _rank_folds(finalists: list[Finalist], tasks: list[str]) -> None:
+    """Each finalist's rank among those that ran everywhere, by its score with each family left out."""
+    from generator.bench.crossval import families_of
+
+    families = families_of(tasks)
+    ok = [f for f in finalists if f.validation is not None]
+    if len(families) < 2 or not ok:
+        return
+    for left_out in families:
+        rest = [t for fam, ts in families.items() if fam != left_out for t in ts]
+        scores = {f.id: family_score(f.per_task, rest)[0] for f in ok}
+        for f in ok:
+            f.fold_ranks[left_out] = 1 + sum(v > scores[f.id] for v in scores.values())
 
 
 def _rank(f: Finalist) -> tuple:
@@ -120,12 +161,21 @@ def format_choice(choice: FinalChoice | None) -> list[str]:
     """Lines for `status` and the summary: the finalists' training and validation P, and the winner."""
     if choice is None:
         return []
+    by_family = choice.weighting == "families"
     lines = [f"final choice on {len(choice.tasks)} validation task(s) (used only for this choice, never by "
              f"selection; {choice.repeats} repeats): {', '.join(choice.tasks)}",
-             f"  {'id':6} {'train P':>8} {'valid. P':>8}  tuned"]
+             f"  {'id':6} {'train P':>8} {'valid. P':>8} {'± fam.':>7} {'ranks w/o a family':>18}  tuned"]
     for f in choice.finalists:
         val = f"{f.validation:8.3f}" if f.validation is not None else f"{'failed':>8}"
         train = f"{f.train:8.3f}" if f.train is not None else f"{'-':>8}"
-        lines.append(f"  {f.id:6} {train} {val}  {'yes' if f.params else 'no'}")
+        se = f"{f.se_families:7.3f}" if f.se_families is not None else f"{'-':>7}"
+        ranks = sorted(f.fold_ranks.values())
+        spread = f"{ranks[0]}..{ranks[-1]}" if ranks else "-"
+        lines.append(f"  {f.id:6} {train} {val} {se} {spread:>18}  {'yes' if f.params else 'no'}")
+    if by_family:
+        from generator.bench.crossval import families_of
+
+        lines.append(f"  valid. P weighs each kernel family once ({len(families_of(choice.tasks))} families); ± fam. is "
+                     "its standard error over families; ranks w/o a family: best..worst rank with one left out")
     lines.append(f"winner (best validation P): {choice.winner or 'none: every finalist failed on validation'}")
     return lines
