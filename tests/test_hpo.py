@@ -67,11 +67,12 @@ def test_hpo_cli_tunes_through_the_sandbox_and_resumes(tmp_path, hub_dir, capsys
     run = make_run(tmp_path, hub_dir)
     assert main(["hpo", str(run), "--trials", "3", "--repeats", "1", "--report-repeats", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "c0001 (SampleThenDescend)" in out and "train P" in out and "test  P" in out
+    assert "c0001 (SampleThenDescend)" in out and "train P" in out
+    assert "test  P" not in out  # the test set is sealed: the campaign opens it once, after its final choice
     result = hpo.load_results(run)["c0001"]
     assert result.trials["complete"] + result.trials["failed"] == 3
-    assert result.train.tasks == ["convolution_milo/A100"] and result.test.tasks == ["convolution_milo/A4000"]
-    assert result.train.before is not None and result.test.before is not None and result.report_repeats == 1
+    assert result.train.tasks == ["convolution_milo/A100"] and result.test is None
+    assert result.train.before is not None and result.report_repeats == 1
     study = optuna.load_study(study_name=result.study_name, storage=f"sqlite:///{run / 'hpo.db'}")
     assert study.trials[0].params == {"sample": 8, "method": "Hamming", "crash": False}  # defaults first
     assert "score:convolution_milo/A100" in study.trials[0].user_attrs

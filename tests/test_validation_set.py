@@ -106,3 +106,35 @@ def test_the_final_choice_weighs_kernel_families_not_spaces():
     assert finalists[1].fold_ranks == {"fwht": 1, "gemm": 1, "scan": 1}
     assert finalists[0].fold_ranks == {"fwht": 2, "gemm": 2, "scan": 2}
     assert family_score({**broad, "scan/A": None}, tasks) == (None, None)
+
+
+TEST = "dedispersion_milo/A4000"
+
+
+def test_the_test_set_is_opened_once_for_the_final_winner_and_never_again(server, make_config, capsys):  # noqa: F811
+    cfg = make_config(server, "sealed", budget=6, extra="")
+    sets = f'train = ["hub:{TRAIN}"]\nvalidation = ["hub:{VALID}"]\nfinalists = 2\ntest = ["hub:{TEST}"]'
+    cfg.write_text(cfg.read_text().replace(f'train = ["hub:{TRAIN}"]', sets))
+    rec = Recorder()
+    run_campaign(cfg, progress=False, evaluate=rec)
+    run = cfg.parent / "sealed"
+    # the test task is scored exactly once, last, after the two finalists' validation runs
+    assert [call for call in rec.calls if TEST in call] == [[TEST]] and rec.calls[-1] == [TEST]
+    assert rec.calls[-3:-1] == [[VALID], [VALID]]
+    record = json.loads((run / "test.json").read_text())
+    winner = json.loads((run / "validation.json").read_text())["winner"]
+    assert record["candidate"] == winner and record["tasks"] == [TEST] and record["opened"].endswith("UTC")
+    assert record["score"] == record["per_task"][TEST]
+    status = format_status(run)
+    assert f"sealed test set (1 task(s), opened once on {record['opened']}): {winner} scored P" in status
+    # a longer budget may change the winner: the test set is not opened again, whoever wins now
+    calls_before = len(rec.calls)
+    resume(run, budget=10, progress=False, evaluate=rec)
+    assert not any(TEST in call for call in rec.calls[calls_before:])
+    assert json.loads((run / "test.json").read_text()) == record
+    # the exported winner carries its one sealed look in its provenance
+    from generator.export.exporter import export_run
+
+    exported = export_run(run, "sealed_winner", cid=record["candidate"], out_dir=cfg.parent / "out")
+    text = exported.module.read_text()
+    assert f"sealed test set, opened once on {record['opened']} ({TEST}" in text

@@ -297,7 +297,47 @@ class Campaign:
         if state == "finished":
             self._hpo_stage()
             self._validation_stage()
+            self._sealed_test_stage()
         return self.summary(state, reason)
+
+    def _sealed_test_stage(self) -> None:
+        """With `[tasks] test`: the final winner scored once on the sealed test tasks (campaign.sealed_test)."""
+        from generator.campaign.sealed_test import open_test
+
+        if not self.cfg.tasks.test:
+            return
+        winner, params = self._final_winner()
+        if winner is None:
+            return
+        ev = self.cfg.evaluation
+        tasks = load_task_set(self.cfg.tasks.test, self.cfg.tasks)
+        code = self.archive.code(self.archive.candidate(winner)) or ""
+
+        def evaluate(tasks, repeats, seed):
+            if self._evaluate is not None:
+                return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
+            from generator.evaluation.evaluate import evaluate_source
+
+            return aggregated(evaluate_source(code, tasks, repeats=repeats, seed=seed, timeout_s=ev.timeout,
+                                              hyperparameters=params, workers=ev.workers), ev.aggregate)
+
+        seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
+        open_test(self.archive.run_dir, winner, params, tasks, ev.repeats, seed, evaluate)
+
+    def _final_winner(self) -> tuple[str | None, dict | None]:
+        """The candidate the campaign hands over (validation winner, else the leaderboard's best) and its values."""
+        from generator.campaign.final_choice import load_choice
+        from generator.tuning.results import load_results
+
+        choice = load_choice(self.archive.run_dir) if self.cfg.tasks.validation else None
+        if choice is not None and choice.winner is not None:
+            finalist = next(f for f in choice.finalists if f.id == choice.winner)
+            return choice.winner, finalist.params
+        board = self.archive.best(1)
+        if not board:
+            return None, None
+        tuned = load_results(self.archive.run_dir).get(board[0].id)
+        return board[0].id, (tuned.chosen_params if tuned is not None and tuned.accepted else None)
 
     def _validation_stage(self) -> None:
         """With `[tasks] validation`: the final choice of winners, on tasks selection never saw."""

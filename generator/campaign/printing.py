@@ -69,6 +69,9 @@ def format_summary(s: Summary) -> str:
     winner = getattr(s.validation, "winner", None)
     if winner is not None:  # chosen on the validation tasks, not by the training leaderboard
         best = next((c for c in s.leaderboard if c.id == winner), None) or best
+    from generator.campaign.sealed_test import format_test, load_test
+
+    lines += format_test(load_test(s.run_dir), best.id if best is not None else None)
     if best is None:
         lines.append("best candidate: none")
     else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
@@ -115,6 +118,10 @@ def format_status(run_dir, k: int = 10) -> str:
 
     choice = load_choice(archive.run_dir) if archive.config.get("tasks", {}).get("validation") else None
     lines += _choice_lines(choice)
+    from generator.campaign.sealed_test import format_test, load_test
+
+    winner = choice.winner if choice is not None and choice.winner is not None else (board[0].id if board else None)
+    lines += format_test(load_test(archive.run_dir), winner)
     if choice is not None and choice.winner is not None:
         lines.append(f"best candidate (validation winner): {archive.code_file(archive.candidate(choice.winner))}")
     elif board:

@@ -97,6 +97,7 @@ def _docstring(name: str, info: OptimizerCode, prov: Provenance, values: dict, a
             reps = reps or (f"; {s['runs']} runs" if s.get("runs") else "")
             lines.append(f"- score P on {split} tasks ({tasks}{reps}): default {_fmt(s.get('before'), s.get('se_before'))}"
                          f", {after}")
+    lines += sealed_test_line(prov.scores)
     if prov.hpo:
         kept = "defaults kept" if prov.hpo.get("accepted", True) else \
             "defaults kept (the best trial did not beat them on fresh seeds, or on the validation tasks)"
@@ -230,6 +231,26 @@ def choose_candidate(archive, hpo_results: dict):
     return best[0]
 
 
+def _sealed_test_scores(archive, candidate) -> dict | None:
+    """The run's one look at its test set, when it scored this candidate (campaign.sealed_test)."""
+    from generator.campaign.sealed_test import load_test
+
+    record = load_test(archive.run_dir)
+    if record is None or record.candidate != candidate.id:
+        return None
+    return {"tasks": record.tasks, "score": record.score, "se": record.se_families, "opened": record.opened,
+            "repeats": record.repeats}
+
+
+def sealed_test_line(scores: dict) -> list[str]:
+    """The provenance line of the sealed test score, if there is one."""
+    s = scores.get("sealed_test")
+    if not s:
+        return []
+    return [f"- sealed test set, opened once on {s['opened']} ({', '.join(s['tasks'])}; {s['repeats']} repeats per "
+            f"task): P {_fmt(s.get('score'), s.get('se'))}"]
+
+
 def provenance_of(archive, candidate, result) -> Provenance:
     """Provenance of a candidate from its run directory and its HPO result (or None)."""
     config = archive.config
@@ -251,6 +272,9 @@ def provenance_of(archive, candidate, result) -> Provenance:
         train = list(candidate.per_task)
         scores["train"] = {"tasks": train, "before": candidate.score, "after": None, "se_before": candidate.se,
                            "runs": candidate.runs}
+    sealed = _sealed_test_scores(archive, candidate)
+    if sealed:
+        scores["sealed_test"] = sealed
     desc = (candidate.description or "").lstrip("# ").strip()
     return Provenance(campaign or "unnamed", candidate.id, ancestors(archive, candidate.id),
                       generator_label((config.get("llm") or {}).get("model")), str(archive.run_dir),
@@ -323,6 +347,7 @@ def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Pat
         if s:
             lines.append(f"| {', '.join(s.get('tasks', []))} | {split} | {_fmt(s.get('before'), s.get('se_before'))} | "
                          f"{_fmt(s.get('after'), s.get('se_after')) if hpo else NOT_TUNED} |")
+    lines += [""] + sealed_test_line(prov.scores) if prov.scores.get("sealed_test") else []
     path = module.parent / "reports" / f"{name}.md"
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines) + "\n")

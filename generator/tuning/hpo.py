@@ -7,8 +7,9 @@ seed, so that trials differ by their hyperparameters and not by their random str
 lives in an Optuna storage (SQLite in the run directory by default) under a name made from the run
 and the candidate, so a crashed `tunesmith hpo` resumes, and several processes on one storage
 share the trials. Afterwards the defaults and the best values are both scored again, on the
-training and on the test tasks, with a fresh seed: the tuned score is then not the maximum of
-noisy trials.
+training (and validation) tasks, with a fresh seed: the tuned score is then not the maximum of
+noisy trials. The test tasks are not scored here: they are sealed, opened once by the campaign after
+its final choice (generator.campaign.sealed_test).
 """
 
 from __future__ import annotations
@@ -395,7 +396,7 @@ def _score_and_write(archive, candidate, info, name, settings, declared, best_pa
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
     validation = (compare(source, declared, best_params, validation_tasks, repeats, report_seed, timeout_s, workers)
                   if validation_tasks else None)
-    test = compare(source, declared, best_params, test_tasks, repeats, report_seed, timeout_s, workers)
+    test = None  # sealed: the campaign scores its final choice on the test tasks once (campaign.sealed_test)
     # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if they also
     # beat the defaults on streams the trials never saw, and, where the campaign has a validation set, on
     # spaces they never saw: tuned values that won on the training tasks' fresh seeds have lost on unseen
