@@ -53,6 +53,11 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="base seed; each repeat gets its own (default 0)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     p.add_argument("--max-fevals", type=int, default=None, help="also stop runs after N unique evaluations")
+    p.add_argument("--protocol", default=None, metavar="FILE",
+                   help="a generalisation protocol (TOML, `sealed = [families]`): its sealed test families are "
+                        "left out, so that no table looks at them before the final choice")
+    p.add_argument("--open-sealed", action="store_true",
+                   help="with --protocol: run only the sealed families (the one look at the test set, at the end)")
     p.add_argument("--json", dest="json_out", default=None, metavar="OUT.json", help="write the results as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--se", action="store_true",
@@ -84,6 +89,10 @@ def _cmd_bench(args) -> int:
     if args.json_out:  # before the tasks load, and long before the benchmark runs
         check_writable(args.json_out)
     tasks = select_tasks(load_tasks(args.tasks), args.only)
+    if args.protocol or args.open_sealed:
+        from generator.bench.crossval import split_sealed
+
+        tasks = split_sealed(tasks, args.protocol, args.open_sealed)
     warn_degenerate(tasks)
     record = BenchRecord(args.json_out, [s.label for s in specs], repeats=args.repeats, seed=args.seed,
                          tasks=[t.name for t in tasks])

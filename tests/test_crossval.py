@@ -118,3 +118,19 @@ def test_crossval_command_writes_json_and_markdown(tmp_path, capsys):
     assert out["winner"] == "b" and out["selection_estimate"]["mean"] == pytest.approx(0.5)
     assert "Selection estimate" in (tmp_path / "cv.md").read_text() and "| b |" in capsys.readouterr().out
     assert families_of(["f1/G", "f1/H", "f2/G"]) == {"f1": ["f1/G", "f1/H"], "f2": ["f2/G"]}
+
+
+def test_bench_with_a_protocol_never_runs_sealed_families_unless_opened(tmp_path):
+    from types import SimpleNamespace
+
+    from generator.bench.crossval import split_sealed
+
+    protocol = tmp_path / "families.toml"
+    protocol.write_text('sealed = ["spmv"]\n')
+    tasks = [SimpleNamespace(name=n) for n in ("spmv/H100", "gemm/H200", "conv2d/H200")]
+    assert [t.name for t in split_sealed(tasks, protocol)] == ["gemm/H200", "conv2d/H200"]
+    assert [t.name for t in split_sealed(tasks, protocol, open_sealed=True)] == ["spmv/H100"]
+    with pytest.raises(TunesmithError, match="no task in the sealed families"):
+        split_sealed(tasks[1:], protocol, open_sealed=True)
+    with pytest.raises(TunesmithError, match="needs --protocol"):
+        split_sealed(tasks, None, open_sealed=True)

@@ -56,6 +56,19 @@ def sealed_families(protocol: Path | str | None) -> list[str]:
     return sealed
 
 
+def split_sealed(tasks: list, protocol, open_sealed: bool = False) -> list:
+    """The tasks outside the protocol's sealed families, or, with `open_sealed`, only those inside them."""
+    if protocol is None:
+        raise TunesmithError("--open-sealed needs --protocol FILE: the file that names the sealed families")
+    sealed = set(sealed_families(protocol))
+    kept = [t for t in tasks if (family_of(t.name) in sealed) == open_sealed]
+    if not kept:
+        which = "in" if open_sealed else "outside"
+        raise TunesmithError(f"--protocol {protocol}: no task {which} the sealed families {sorted(sealed)}; "
+                             "check --tasks")
+    return kept
+
+
 @dataclass(frozen=True)
 class ScoreTable:
     """P and its standard error per strategy and task (one bench run: paired seeds and budgets)."""
