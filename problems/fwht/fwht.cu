@@ -9,7 +9,10 @@
 // (ceil(LOGN / log2(elements_per_thread)) of them). stage_order = 0 takes the index bits from the lowest up,
 // 1 from the highest down (butterfly stages commute: the same answer, other access patterns).
 // shared_padding = 1 adds one float after every 32 (fewer bank conflicts when a thread's values are
-// adjacent). The values are small integers, so every sum is exact.
+// adjacent). register_io = 1 skips the copies: the first round loads its values straight from global memory
+// into registers and the last round stores them straight from registers (vector loads and stores of
+// min(vector_width, elements_per_thread) floats where a thread's values are adjacent, else single floats,
+// coalesced across the threads). The values are small integers, so every sum is exact.
 
 #ifndef NTRANSFORMS
 #define NTRANSFORMS 16384
@@ -21,6 +24,7 @@
 #define vector_width 4
 #define shared_padding 1
 #define stage_order 0
+#define register_io 0
 #endif
 
 #define N (1 << LOGN)
@@ -44,6 +48,7 @@
 #define PAD(i) ((i) + ((i) >> 5) * shared_padding)
 #define NROUNDS ((LOGN + R - 1) / R)
 #define NIN (TPB * N / vector_width)   // vectors a block loads
+#define IOW (vector_width < E ? vector_width : E)  // register_io: floats a vector access moves
 
 #if vector_width == 4
 typedef float4 vec_t;
@@ -86,16 +91,62 @@ __device__ __forceinline__ vec_t vec_from_shared(const float *sh, int e)
 #endif
 }
 
+// register_io: a thread's values of one round, straight from or to global memory (v: the thread's transform).
+__device__ __forceinline__ void load_round(float (&x)[E], const float *v, int at, int lo)
+{
+    if (lo == 0) {  // adjacent values, at a multiple of E
+#pragma unroll
+        for (int q = 0; q < E; q += IOW) {
+#if IOW == 4
+            const float4 w = *reinterpret_cast<const float4 *>(v + at + q);
+            x[q] = w.x; x[q + 1] = w.y; x[q + 2] = w.z; x[q + 3] = w.w;
+#elif IOW == 2
+            const float2 w = *reinterpret_cast<const float2 *>(v + at + q);
+            x[q] = w.x; x[q + 1] = w.y;
+#else
+            x[q] = v[at + q];
+#endif
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < E; q++)
+            x[q] = v[at | (q << lo)];
+    }
+}
+
+__device__ __forceinline__ void store_round(float *v, const float (&x)[E], int at, int lo)
+{
+    if (lo == 0) {
+#pragma unroll
+        for (int q = 0; q < E; q += IOW) {
+#if IOW == 4
+            *reinterpret_cast<float4 *>(v + at + q) = make_float4(x[q], x[q + 1], x[q + 2], x[q + 3]);
+#elif IOW == 2
+            *reinterpret_cast<float2 *>(v + at + q) = make_float2(x[q], x[q + 1]);
+#else
+            v[at + q] = x[q];
+#endif
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < E; q++)
+            v[at | (q << lo)] = x[q];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(block_size_x)
 fwht(float *__restrict__ out, const float *__restrict__ in)
 {
     __shared__ float sh[TPB * ROW];
+    const size_t mine_g = (size_t)blockIdx.x * TPB * N + (threadIdx.x / T) * N;  // this thread's transform
+#if !register_io
     const size_t base = (size_t)blockIdx.x * (TPB * N / vector_width);
     const vec_t *src = reinterpret_cast<const vec_t *>(in) + base;
     vec_t *dst = reinterpret_cast<vec_t *>(out) + base;
     for (int k = threadIdx.x; k < NIN; k += block_size_x)
         vec_to_shared(sh, k * vector_width, src[k]);
     __syncthreads();
+#endif
 
     float *mine = sh + (threadIdx.x / T) * ROW;
     const int t = threadIdx.x % T;
@@ -113,9 +164,13 @@ fwht(float *__restrict__ out, const float *__restrict__ in)
 #endif
         const int at = ((t >> lo) << (lo + R)) | (t & ((1 << lo) - 1));
         float x[E];
+        if (register_io && round == 0) {
+            load_round(x, in + mine_g, at, lo);
+        } else {
 #pragma unroll
-        for (int q = 0; q < E; q++)
-            x[q] = mine[PAD(at | (q << lo))];
+            for (int q = 0; q < E; q++)
+                x[q] = mine[PAD(at | (q << lo))];
+        }
 #pragma unroll
         for (int b = 0; b < R; b++) {
             if (lo + b < a0 || lo + b >= a1)
@@ -129,12 +184,18 @@ fwht(float *__restrict__ out, const float *__restrict__ in)
                 x[q | (1 << b)] = u - v;
             }
         }
+        if (register_io && round == NROUNDS - 1) {
+            store_round(out + mine_g, x, at, lo);
+        } else {
 #pragma unroll
-        for (int q = 0; q < E; q++)
-            mine[PAD(at | (q << lo))] = x[q];
-        __syncthreads();
+            for (int q = 0; q < E; q++)
+                mine[PAD(at | (q << lo))] = x[q];
+            __syncthreads();
+        }
     }
 
+#if !register_io
     for (int k = threadIdx.x; k < NIN; k += block_size_x)
         dst[k] = vec_from_shared(sh, k * vector_width);
+#endif
 }
