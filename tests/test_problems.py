@@ -21,6 +21,8 @@ CUDA_PROBLEMS = {"gemm": 2406, "conv2d": 1672, "hotspot": 1196, "dedisp": 1764} 
 # as problems/README.md and the README's "Problems and live tuning" table give them.
 TRAINING_SPACES = {"transpose": (288, 0.2010, 0.4149), "reduction": (306, 0.09341, 0.1436),
                    "nbody": (1988, 0.2172, 2.0972), "stencil3d": (3096, 0.06252, 0.07972)}
+# New kernel families for training data (issue 38), not measured yet: configurations after the restrictions.
+NEW_SPACES = {"softmax": 212, "layernorm": 72, "scan": 324, "fwht": 408}
 
 
 @pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS))
@@ -81,7 +83,7 @@ def test_load_tasks_dispatches_problem_specs_and_folders():
     assert {f"{p}/H200" for p in CUDA_PROBLEMS} <= names
 
 
-@pytest.mark.parametrize("name", ["gemm", "hotspot", *sorted(TRAINING_SPACES)])
+@pytest.mark.parametrize("name", ["gemm", "hotspot", *sorted(TRAINING_SPACES), *sorted(NEW_SPACES)])
 def test_restrictions_agree_with_kernel_tuner(name):
     from kernel_tuner.searchspace import Searchspace
 
@@ -90,6 +92,19 @@ def test_restrictions_agree_with_kernel_tuner(name):
     mine = {tuple(problem.tune_params[k][i] for k, i in zip(problem.tune_params, row)) for row in ours}
     kt = Searchspace(problem.tune_params, list(problem.restrictions), 1024)
     assert mine == set(map(tuple, kt.list))
+
+
+@pytest.mark.parametrize("name", sorted(NEW_SPACES))
+def test_new_space_has_its_stated_size_and_a_reference_for_every_output(name):
+    from kernel_tuner.searchspace import Searchspace
+
+    problem = load_problem(PROBLEMS / name / "problem.toml")
+    assert len(Searchspace(problem.tune_params, list(problem.restrictions), 1024).list) == NEW_SPACES[name]
+    assert f"{NEW_SPACES[name]} configurations" in problem.path.read_text().splitlines()[0] + problem.path.read_text().splitlines()[1]
+    arguments = problem.make_arguments()
+    answer = problem.answer(arguments)
+    outputs = [(a, x) for a, x in zip(arguments, answer) if x is not None]
+    assert len(outputs) == 1 and outputs[0][0].shape == outputs[0][1].shape and np.isfinite(outputs[0][1]).all()
 
 
 def test_tune_kwargs_carry_defines_grid_divisors_and_metrics():
@@ -154,7 +169,7 @@ def test_problem_without_caches_says_how_to_build_them(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH: cannot compile the CUDA kernels here")
-@pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS) + sorted(TRAINING_SPACES))
+@pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS) + sorted(TRAINING_SPACES) + sorted(NEW_SPACES))
 def test_cuda_kernel_compiles_at_a_corner_of_its_space(tmp_path, name):
     """nvcc -c at the largest values of every parameter that the restrictions allow (no GPU needed)."""
     problem = load_problem(PROBLEMS / name / "problem.toml")
