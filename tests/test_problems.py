@@ -130,6 +130,21 @@ def test_reference_param_gives_a_tunable_answer(tmp_path):
     assert answer[16][0][0, 0] == 16 and answer[16][1] is None
 
 
+def test_generator_builds_the_arguments_fills_cannot(tmp_path):
+    (tmp_path / "gen.py").write_text("import numpy as np\n"
+                                     "def make(args, rng):\n"
+                                     "    return {'A': np.tile(rng.permutation(96).astype(np.float32), (96, 1))}\n")
+    spec = _tiny_spec(tmp_path)
+    spec.write_text(spec.read_text().replace('seed = 5', 'seed = 5\ngenerator = "gen:make"'))
+    problem = load_problem(spec)
+    a, b = problem.make_arguments(), problem.make_arguments()
+    assert sorted(a[1][0]) == list(range(96)) and np.array_equal(a[1], b[1])  # built, and seeded
+    assert a[2].shape == (96, 96) and a[2].dtype == np.float32  # the others still come from their fill
+    (tmp_path / "gen.py").write_text("import numpy as np\ndef make(args, rng):\n    return {'A': np.zeros(3)}\n")
+    with pytest.raises(TunesmithError, match="generator gen:make made A as float64 .3,.*make them agree"):
+        load_problem(spec).make_arguments()
+
+
 @pytest.mark.parametrize("edit, words", [
     (lambda t: t.replace('kernel_name = "matmul_c"\n', ''), "missing key 'kernel_name'"),
     (lambda t: t.replace('lang = "C"', 'lang = "OpenCL"'), "lang 'OpenCL' is not supported"),
