@@ -132,7 +132,7 @@ class Problem:
         """The expected kernel outputs (Kernel Tuner `answer=`), or None when the spec has no reference."""
         if not self.reference:
             return None
-        func = self._module_function(self.reference, "reference")
+        func = self._reference_function()
         named = {a.name: v for a, v in zip(self.arguments, arguments)}
         if self.reference_param is None:
             return self._answer_list(func(named, {}))
@@ -147,6 +147,9 @@ class Problem:
             raise ProblemError(f"{self.path}: reference {self.reference} returned unknown outputs {sorted(unknown)}; "
                                "return a dict keyed by argument names")
         return [outputs.get(a.name) for a in self.arguments]
+
+    def _reference_function(self):
+        return self._module_function(self.reference, "reference")
 
     def _module_function(self, where: str, key: str):
         module_name, _, func_name = where.partition(":")
