@@ -7,9 +7,9 @@
 // keys i and i ^ j are compare-exchanged, ascending where (i mod SEG) & k is 0. A stage with j <
 // items_per_thread pairs two keys of the same thread (registers only); with use_shuffle=1 a stage with
 // j < 32 * items_per_thread pairs keys of two threads of one warp, exchanged by warp shuffles; every other
-// stage goes through shared memory (a run of such stages stays there, one barrier per stage), whose index
-// is padded by one word per 32 when pad=1 (fewer bank conflicts). The network does not depend on the
-// data, so every configuration gives exactly the sorted segments.
+// stage goes through shared memory (a run of such stages stays there, one barrier per stage), whose
+// index is padded by one word per 32 when shared_padding=1 (fewer bank conflicts). The network does not
+// depend on the data, so every configuration gives exactly the sorted segments.
 
 #ifndef NKEYS
 #define NKEYS 8388608
@@ -21,11 +21,11 @@
 #define items_per_thread 8
 #define vector_width 4
 #define use_shuffle 1
-#define pad 1
+#define shared_padding 1
 #endif
 
 #define ITEMS (block_size_x * items_per_thread)  // keys per block: whole segments
-#define SIDX(i) ((i) + (pad ? (i) >> 5 : 0))
+#define SIDX(i) ((i) + (shared_padding ? (i) >> 5 : 0))
 #define ASCENDING(i, k) ((((i) & (SEG - 1)) & (k)) == 0)
 
 __device__ __forceinline__ void compare_exchange(unsigned int &lo, unsigned int &hi, bool ascending)
@@ -38,7 +38,7 @@ __device__ __forceinline__ void compare_exchange(unsigned int &lo, unsigned int 
 extern "C" __global__ void __launch_bounds__(block_size_x)
 bitonic_sort(unsigned int *__restrict__ out, const unsigned int *__restrict__ in)
 {
-    __shared__ unsigned int s[ITEMS + (pad ? ITEMS / 32 : 0)];
+    __shared__ unsigned int s[ITEMS + (shared_padding ? ITEMS / 32 : 0)];
     const int t = threadIdx.x;
     const int first = t * items_per_thread;  // the thread's first key in the block
     const size_t base = (size_t)blockIdx.x * ITEMS + first;
