@@ -21,8 +21,9 @@ CUDA_PROBLEMS = {"gemm": 2406, "conv2d": 1672, "hotspot": 1196, "dedisp": 1764} 
 # as problems/README.md and the README's "Problems and live tuning" table give them.
 TRAINING_SPACES = {"transpose": (288, 0.2010, 0.4149), "reduction": (306, 0.09341, 0.1436),
                    "nbody": (1988, 0.2172, 2.0972), "stencil3d": (3096, 0.06252, 0.07972)}
-# New kernel families for training data (issue 38), not measured yet: configurations after the restrictions.
-NEW_SPACES = {"softmax": 212, "layernorm": 72, "scan": 324, "fwht": 408}
+# New kernel families for training data (issue 38): configurations after the restrictions.
+NEW_SPACES = {"softmax": 212, "layernorm": 72, "scan": 324, "fwht": 408,
+              "spmv": 288, "batched_gemm": 772, "attention": 144, "bitonic_sort": 92}
 
 
 @pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS))
@@ -92,6 +93,7 @@ def test_restrictions_agree_with_kernel_tuner(name):
     mine = {tuple(problem.tune_params[k][i] for k, i in zip(problem.tune_params, row)) for row in ours}
     kt = Searchspace(problem.tune_params, list(problem.restrictions), 1024)
     assert mine == set(map(tuple, kt.list))
+    assert name not in NEW_SPACES or len(mine) == NEW_SPACES[name]
 
 
 @pytest.mark.parametrize("name", sorted(NEW_SPACES))
@@ -143,6 +145,34 @@ def test_reference_param_gives_a_tunable_answer(tmp_path):
     answer = problem.answer(problem.make_arguments())
     assert answer.param_key == "tile_i" and sorted(answer) == [8, 16, 32]
     assert answer[16][0][0, 0] == 16 and answer[16][1] is None
+
+
+def test_generator_builds_the_arguments_fills_cannot(tmp_path):
+    (tmp_path / "gen.py").write_text("import numpy as np\n"
+                                     "def make(args, rng):\n"
+                                     "    return {'A': np.tile(rng.permutation(96).astype(np.float32), (96, 1))}\n")
+    spec = _tiny_spec(tmp_path)
+    spec.write_text(spec.read_text().replace('seed = 5', 'seed = 5\ngenerator = "gen:make"'))
+    problem = load_problem(spec)
+    a, b = problem.make_arguments(), problem.make_arguments()
+    assert sorted(a[1][0]) == list(range(96)) and np.array_equal(a[1], b[1])  # built, and seeded
+    assert a[2].shape == (96, 96) and a[2].dtype == np.float32  # the others still come from their fill
+    (tmp_path / "gen.py").write_text("import numpy as np\ndef make(args, rng):\n    return {'A': np.zeros(3)}\n")
+    with pytest.raises(TunesmithError, match="generator gen:make made A as float64 .3,.*make them agree"):
+        load_problem(spec).make_arguments()
+
+
+def test_spmv_rows_are_irregular_and_the_reference_sums_them():
+    problem = load_problem(PROBLEMS / "spmv" / "problem.toml")
+    args = dict(zip((a.name for a in problem.arguments), problem.make_arguments()))
+    ptr = args["row_ptr"]
+    lengths = np.diff(ptr.astype(np.int64)).reshape(-1, 64)
+    assert ptr[0] == 0 and ptr[-1] == args["vals"].size
+    assert (np.sort(lengths, axis=1) == np.arange(1, 65)).all() and len({tuple(r) for r in lengths[:50]}) == 50
+    y = problem.answer(list(args.values()))[0]
+    for row in (0, 1, 77, ptr.size - 2):
+        k = slice(ptr[row], ptr[row + 1])
+        assert y[row] == float(np.dot(args["vals"][k], args["x"][args["col_idx"][k]]))
 
 
 @pytest.mark.parametrize("edit, words", [

@@ -28,7 +28,7 @@ FILLS = ("zeros", "random", "value")
 SPEC_KEYS = {"name", "description", "kernel_file", "kernel_name", "lang", "problem_size", "grid_div_x",
              "grid_div_y", "grid_div_z", "block_size_names", "tune_params", "restrictions", "defines",
              "arguments", "reference", "reference_param", "objective", "objective_higher_is_better",
-             "metrics", "iterations", "atol", "seed", "caches", "compiler_options"}
+             "metrics", "iterations", "atol", "seed", "caches", "compiler_options", "generator"}
 
 
 class ProblemError(TunesmithError):
@@ -84,6 +84,7 @@ class Problem:
     compiler_options: tuple[str, ...] = ()
     reference: str | None = None  # "module:function" in the spec's folder
     reference_param: str | None = None  # the answer depends on this parameter's value
+    generator: str | None = None  # "module:function" that builds arguments `fill` cannot (e.g. CSR indices)
     metrics: dict[str, str] = field(default_factory=dict)
     iterations: int = 7
     atol: float = 1e-6
@@ -106,7 +107,26 @@ class Problem:
     def make_arguments(self) -> list:
         """Fresh kernel arguments, the same every time (seeded)."""
         rng = np.random.default_rng(self.seed)
-        return [a.make(rng) for a in self.arguments]
+        arrays = [a.make(rng) for a in self.arguments]
+        if self.generator:
+            arrays = self._generated(arrays, rng)
+        return arrays
+
+    def _generated(self, arrays: list, rng: np.random.Generator) -> list:
+        """The arguments with those the generator builds replaced; each must keep its spec's shape and dtype."""
+        named = {a.name: v for a, v in zip(self.arguments, arrays)}
+        made = self._module_function(self.generator, "generator")(named, rng)
+        for a, i in ((a, i) for i, a in enumerate(self.arguments) if a.name in made):
+            value = made.pop(a.name)
+            if a.shape is None or getattr(value, "shape", None) != a.shape or value.dtype != np.dtype(a.dtype):
+                raise ProblemError(f"{self.path}: generator {self.generator} made {a.name} as "
+                                   f"{getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', '')}, "
+                                   f"the spec says {a.dtype} {a.shape}; make them agree")
+            arrays[i] = value
+        if made:
+            raise ProblemError(f"{self.path}: generator {self.generator} returned unknown arguments {sorted(made)}; "
+                               "return a dict keyed by array argument names")
+        return arrays
 
     def answer(self, arguments: list):
         """The expected kernel outputs (Kernel Tuner `answer=`), or None when the spec has no reference."""
@@ -129,16 +149,19 @@ class Problem:
         return [outputs.get(a.name) for a in self.arguments]
 
     def _reference_function(self):
-        module_name, _, func_name = self.reference.partition(":")
+        return self._module_function(self.reference, "reference")
+
+    def _module_function(self, where: str, key: str):
+        module_name, _, func_name = where.partition(":")
         file = self.path.resolve().parent / f"{module_name}.py"
         spec = importlib.util.spec_from_file_location(f"tunesmith_problem_{self.name}_{module_name}", file)
         if spec is None or not file.is_file():
-            raise ProblemError(f"{self.path}: reference module {file} not found; fix the 'reference' key")
+            raise ProblemError(f"{self.path}: {key} module {file} not found; fix the '{key}' key")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        func = getattr(module, func_name or "reference", None)
+        func = getattr(module, func_name or key, None)
         if func is None:
-            raise ProblemError(f"{self.path}: {file} has no function {func_name!r}; fix the 'reference' key")
+            raise ProblemError(f"{self.path}: {file} has no function {func_name!r}; fix the '{key}' key")
         return func
 
     def tune_kwargs(self) -> dict:
@@ -233,7 +256,7 @@ def load_problem(path, doc: dict | None = None) -> Problem:
         grid_div={k: doc.get(k) for k in ("grid_div_x", "grid_div_y", "grid_div_z")},
         block_size_names=tuple(doc["block_size_names"]) if "block_size_names" in doc else None,
         defines=dict(doc.get("defines", {})), compiler_options=tuple(doc.get("compiler_options", [])),
-        reference=doc.get("reference"), reference_param=reference_param,
+        reference=doc.get("reference"), reference_param=reference_param, generator=doc.get("generator"),
         metrics={str(k): str(v) for k, v in doc.get("metrics", {}).items()},
         iterations=int(doc.get("iterations", 7)), atol=float(doc.get("atol", 1e-6)), seed=int(doc.get("seed", 0)),
         caches_dir=caches)
