@@ -38,7 +38,8 @@ def test_kernel_tuner_reads_every_shipped_cache(path, tmp_path):
 
     plain = _gunzip(path, tmp_path)
     doc = read_cache(str(plain), open_cache=False)
-    assert len(doc["cache"]) > 100 and doc["tunesmith"]["problem"] == path.parent.name
+    # a whole brute-forced space (the smallest shipped ones, for tiny budgets, have 72 and 92 configurations)
+    assert len(doc["cache"]) >= 50 and doc["tunesmith"]["problem"] == path.parent.name
     assert list(doc)[-1] == "cache"  # where Kernel Tuner's reader needs it
     results, _ = kernel_tuner.tune_cache(str(plain), strategy="random_sample", strategy_options={"max_fevals": 3},
                                          quiet=True)
