@@ -171,3 +171,11 @@ def test_the_filter_refuses_locks_leases_notifications_and_shared_futex_wakes():
                       "ofd_lock": errno.ENOLCK, "lease": errno.ENOLCK, "dnotify": errno.ENOLCK, "getfd": "ok",
                       "inotify": errno.EPERM, "shared_wake": errno.EPERM, "private_wake": "ok",
                       "perf": errno.EPERM, "threads_joined": True}, report
+
+
+def test_the_shipped_winners_cannot_be_imported_and_the_error_says_why(conv_task):
+    """39.6 under the editable install these tests run in (tests/test_wheel.py: under a wheel)."""
+    text = (HOSTILE_DIR / "import_shipped_winner.py").read_text()
+    fit = evaluate_source(text, [conv_task], repeats=1, seed=0, config=CONFIG)
+    assert fit.error is not None and fit.error.kind == "exception", fit.error
+    assert "ModuleNotFoundError" in fit.error.message and "scored for its own search" in fit.error.message, fit.error
