@@ -13,6 +13,7 @@ import fcntl
 import json
 import mmap
 import os
+import re
 import struct
 import sysconfig
 import threading
@@ -179,3 +180,35 @@ def test_the_shipped_winners_cannot_be_imported_and_the_error_says_why(conv_task
     fit = evaluate_source(text, [conv_task], repeats=1, seed=0, config=CONFIG)
     assert fit.error is not None and fit.error.kind == "exception", fit.error
     assert "ModuleNotFoundError" in fit.error.message and "scored for its own search" in fit.error.message, fit.error
+
+
+UID_PROBE = '''
+import os
+import re
+
+
+class UidProbe:
+    def __call__(self, func, searchspace):
+        raise RuntimeError(f"uid {os.getuid()}")
+'''
+
+
+def _a_new_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs get their own uid only as root")
+def test_a_runs_uid_tells_nothing_of_the_hosts_pid_counter(conv_task):
+    """A uid of 2e9 + the guard's host pid told each run how many processes started since the previous
+    run, a counter a run moves by starting threads: a channel across repeats. Now it is drawn at random."""
+    from generator.sandbox.isolation import UID_BASE
+
+    before = _a_new_pid()
+    fit = evaluate_source(UID_PROBE, [conv_task], repeats=1, seed=0, config=CONFIG)
+    after = _a_new_pid()
+    uid = int(re.search(r"uid (\d+)", fit.error.message).group(1))
+    assert uid >= UID_BASE and not before < uid - UID_BASE < after, (before, uid - UID_BASE, after)
