@@ -13,9 +13,10 @@ Each rule below names a call, the arguments that make it dangerous (all of them 
 given) and why. Everything else stays allowed; why what remains is safe:
 
 - reading a file (read, pread, mmap and page faults, sendfile, `madvise(WILLNEED)`) can only make
-  pages resident, never evict them, and no call is left that tells residency apart without loading
-  the page: what remains is a bit a run can set but not clear, readable by timing a read, which
-  sets it. The security-model page says what that residue can and cannot carry;
+  pages resident, never evict them: what remains is a bit a run can set but not clear, readable by
+  timing a read (which sets it) or through fault-around (a fault maps the resident neighbours of the
+  page it loads, and /proc/self/pagemap or the resident-set size shows them). The security-model
+  page says what that residue can carry and what closing it would cost;
 - writing, syncing and punching holes (`fsync`, `sync_file_range`, `fallocate`) act on files the run
   can write: its own tmpfs, private to it;
 - `madvise(DONTNEED/FREE)` drop the run's own page-table entries or anonymous memory (glibc's
