@@ -77,9 +77,9 @@ class Probe:
             seen["import the shipped winner"] = True
         except ImportError:
             seen["import the shipped winner"] = False
-        expected = {"generated_algorithms/__init__.py": False, "generated_algorithms/lcb_wide_switching_nearest.py": False,
-                    "generator/__init__.py": False, "generator/problems": False, "dist-info beside them": True,
-                    "import the shipped winner": False}
+        expected = {"generated_algorithms/__init__.py": False,
+                    "generated_algorithms/lcb_wide_switching_nearest.py": False, "generator/__init__.py": False,
+                    "generator/problems": False, "dist-info beside them": True, "import the shipped winner": False}
         if seen != expected:
             raise RuntimeError(f"site-packages as the run sees it: {seen}")
         func(searchspace.get_random_sample(1)[0])

@@ -61,8 +61,9 @@ def hint_for(exc: BaseException) -> str:
     if isinstance(exc, NameError) and name:
         return f"define or import {name} before using it; only OptAlg and StopCriterionReached are predefined"
     if isinstance(exc, ModuleNotFoundError) and (name or "").split(".")[0] in PROJECT_PACKAGES:
-        return ("Tunesmith's own packages (generator, and the exported winners in generated_algorithms) cannot be "
-                "imported: a candidate is scored for its own search; write it with the standard library, numpy or scipy")
+        return ("Tunesmith's own packages (generator, and the exported winners in generated_algorithms) cannot "
+                "be imported: a candidate is scored for its own search; write it with the standard library, numpy "
+                "or scipy")
     if isinstance(exc, ModuleNotFoundError):
         return ("that module is not installed here; use the standard library, numpy or scipy "
                 "(OptAlg and StopCriterionReached need no import)")
