@@ -144,6 +144,7 @@ def _lock_calls() -> dict:
         "ofd_lock": _errno_of(lambda: fcntl.fcntl(fd, 37, query)),
         "lease": _errno_of(lambda: fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)),
         "dnotify": _errno_of(lambda: fcntl.fcntl(os.open("/", os.O_RDONLY), 1026, 1)),
+        "rw_hint": _errno_of(lambda: fcntl.fcntl(fd, 1036, struct.pack("Q", 2))),  # F_SET_RW_HINT, as root
         "getfd": _errno_of(lambda: fcntl.fcntl(fd, fcntl.F_GETFD)),
         "inotify": _errno_of(lambda: libc.syscall(SYS["inotify_init1"], 0)),
         # FUTEX_WAKE (1) without the private flag, and with it (129)
@@ -169,7 +170,7 @@ def test_the_filter_refuses_locks_leases_notifications_and_shared_futex_wakes():
     report = _in_filtered_child(_lock_calls)
     assert report.pop("held"), report
     assert report == {"flock": errno.ENOLCK, "posix_lock": errno.ENOLCK, "posix_query": errno.ENOLCK,
-                      "ofd_lock": errno.ENOLCK, "lease": errno.ENOLCK, "dnotify": errno.ENOLCK, "getfd": "ok",
+                      "ofd_lock": errno.ENOLCK, "lease": errno.ENOLCK, "dnotify": errno.ENOLCK, "rw_hint": errno.ENOLCK, "getfd": "ok",
                       "inotify": errno.EPERM, "shared_wake": errno.EPERM, "private_wake": "ok",
                       "perf": errno.EPERM, "threads_joined": True}, report
 

@@ -39,6 +39,7 @@ FUTEX_WAIT, FUTEX_WAIT_BITSET = 0, 9
 F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7
 F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
 F_SETLEASE, F_GETLEASE, F_NOTIFY = 1024, 1025, 1026
+F_GET_RW_HINT, F_SET_RW_HINT = 1035, 1036  # the write-life hint is the inode's (its owner may set it)
 MADV_COLD, MADV_PAGEOUT, MADV_COLLAPSE = 20, 21, 25
 
 
@@ -72,9 +73,10 @@ RULES = (
     Rule("io_setup", "Linux AIO takes RWF_NOWAIT in each request, out of the filter's sight", errno.ENOSYS),
     # locks, leases and notifications keyed by a file's inode, across mount namespaces
     Rule("flock", "a lock on a shared read-only file is seen by every concurrent run", errno.ENOLCK),
-    Rule("fcntl", "POSIX and open-file-description locks, leases and directory notifications on shared files",
+    Rule("fcntl", "POSIX and open-file-description locks, leases, directory notifications and write-life hints "
+         "on shared files (as a normal user a run owns its venv's files and may set an inode's hint)",
          errno.ENOLCK, arg=1, values=(F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW,
-                                      F_SETLEASE, F_GETLEASE, F_NOTIFY)),
+                                      F_SETLEASE, F_GETLEASE, F_NOTIFY, F_GET_RW_HINT, F_SET_RW_HINT)),
     Rule("inotify_init", "IN_ACCESS/IN_OPEN on a shared file report other runs' reads"),
     Rule("inotify_init1", "as inotify_init"),
     Rule("inotify_add_watch", "as inotify_init"),
