@@ -213,3 +213,23 @@ def test_a_runs_uid_tells_nothing_of_the_hosts_pid_counter(conv_task):
     after = _a_new_pid()
     uid = int(re.search(r"uid (\d+)", fit.error.message).group(1))
     assert uid >= UID_BASE and not before < uid - UID_BASE < after, (before, uid - UID_BASE, after)
+
+
+HONEST = '''
+class RandomSearch:
+    def __call__(self, func, searchspace):
+        while True:
+            for cfg in searchspace.get_random_sample(10):
+                func(cfg)
+'''
+
+
+@pytest.mark.skipif(not os.path.isfile(LIBRARY), reason="no static library of the base Python")
+def test_a_best_row_kept_in_the_page_cache_scores_like_honest_random_search(conv_task):
+    """39.1 end to end: each repeat evaluates the row an earlier one stored first (P 0.985 against random
+    search's -0.078 over 40 repeats before the fix); now nothing is stored and it samples as random search does."""
+    text = (HOSTILE_DIR / "page_cache_best_row.py").read_text().replace("@@TOKEN@@", TOKEN)
+    honest = evaluate_source(HONEST, [conv_task], repeats=6, seed=0, config=CONFIG)
+    cheat = evaluate_source(text, [conv_task], repeats=6, seed=0, config=CONFIG)
+    assert honest.ok and cheat.ok, (honest.error, cheat.error)
+    assert cheat.score <= honest.score + 0.02, (cheat.score, honest.score)
