@@ -25,7 +25,8 @@ given) and why. Everything else stays allowed; why what remains is safe:
   thread id); a wait on a key in a shared file could only be woken by a shared wake from user
   space, which is refused, so nothing of another run reaches it;
 - locks on the run's own files would be harmless, but a filter cannot tell a tmpfs file from the
-  shared installation, so every lock call is refused (an in-memory SQLite database still works).
+  shared installation, so every lock call is refused (an in-memory SQLite database still works;
+  one in a file says "database is locked").
 """
 
 from __future__ import annotations
