@@ -54,7 +54,8 @@ def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_cam
     assert not any(elsewhere.iterdir()), "reading the shipped data writes nothing in the current directory"
 
     # A run in the sandbox still sees the packages installed beside Tunesmith (numpy.ma, imported lazily,
-    # lives there in a user's venv), but nothing of Tunesmith itself: its code and shipped caches are covered.
+    # lives there in a user's venv), but nothing of Tunesmith itself: its code, its shipped caches and the
+    # exported winners in generated_algorithms are covered (issue 39 item 6).
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE.replace("PURELIB", repr(str(purelib))))
     run = tunesmith("evaluate", str(probe), "--tasks", "problem:gemm/H200", "--repeats", "1")
@@ -65,11 +66,20 @@ def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_cam
 PROBE = """
 class Probe:
     def __call__(self, func, searchspace):
+        import importlib
         import os
         seen = {p: os.path.exists(os.path.join(PURELIB, p)) for p in
-                ("generated_algorithms/__init__.py", "generator/__init__.py", "generator/problems")}
-        expected = {"generated_algorithms/__init__.py": True, "generator/__init__.py": False,
-                    "generator/problems": False}
+                ("generated_algorithms/__init__.py", "generated_algorithms/lcb_wide_switching_nearest.py",
+                 "generator/__init__.py", "generator/problems")}
+        seen["dist-info beside them"] = any(n.endswith(".dist-info") for n in os.listdir(PURELIB))
+        try:
+            importlib.import_module("generated_algorithms.lcb_wide_switching_nearest")
+            seen["import the shipped winner"] = True
+        except ImportError:
+            seen["import the shipped winner"] = False
+        expected = {"generated_algorithms/__init__.py": False,
+                    "generated_algorithms/lcb_wide_switching_nearest.py": False, "generator/__init__.py": False,
+                    "generator/problems": False, "dist-info beside them": True, "import the shipped winner": False}
         if seen != expected:
             raise RuntimeError(f"site-packages as the run sees it: {seen}")
         func(searchspace.get_random_sample(1)[0])

@@ -277,8 +277,8 @@ def main() -> None:
     from generator.sandbox import isolation as iso
 
     prot = iso.Protections()
-    # its own unprivileged uid per run (from this pid, outside the new PID namespace where PID 1 has no parent)
-    job["uid"] = 2_000_000_000 + os.getpid() if os.geteuid() == 0 else None
+    # its own unprivileged uid per run, drawn at random (one derived from this pid showed the host's pid counter)
+    job["uid"] = iso.fresh_uid() if os.geteuid() == 0 else None
     iso.set_dumpable(True)
     iso.unshare_namespaces(prot)
     pid = os.fork()

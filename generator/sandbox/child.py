@@ -29,8 +29,6 @@ from generator.sandbox.root_fs import enter_allowlist_root
 from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
 from generator.sandbox.streams import read_exact, send_json
 
-UID_BASE = 2_000_000_000  # each run gets its own unused uid: runs cannot signal or read each other
-
 
 def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int, prot) -> None:
     """PID 1 of the run's namespaces: put up the walls, then hand over to the candidate."""
@@ -118,7 +116,7 @@ def _guard(job: dict, k: int, space, fds: dict, report_fd: int) -> None:
     iso.die_with_parent()
     prot = iso.Protections()
     root = os.geteuid() == 0
-    uid = UID_BASE + os.getpid() if root else None  # None: cannot change user
+    uid = iso.fresh_uid() if root else None  # None: cannot change user
     nproc_base = 0 if root else _count_user_tasks(os.getuid())
     if job["isolate"]:
         iso.set_dumpable(True)  # the host is not; a process may only write its own uid_map if it is

@@ -27,6 +27,15 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 1, 4, 38, 24
 NOGROUP = 65534
+# Each run (as root) gets its own unused uid, so runs cannot signal or read each other. Drawn at random:
+# one derived from the run's host PID told the next run how many processes the machine had started since
+# the last one, a counter a run moves by starting threads (issue 39: a channel across repeats).
+UID_BASE, UID_SPAN = 2_000_000_000, 1 << 27  # below 2**31: some tools read uids as signed
+
+
+def fresh_uid() -> int:
+    """An unused uid for one run, independent of anything a run can observe or influence."""
+    return UID_BASE + int.from_bytes(os.urandom(4), "little") % UID_SPAN
 # Directories anyone may write to: each gets a private, size-capped tmpfs so that nothing a
 # candidate writes there survives the run or is seen by another run.
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")

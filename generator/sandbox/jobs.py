@@ -27,12 +27,18 @@ from generator.scoring.score import Budget, Trace
 from generator.tasks.cache import Task
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the generator package
-# What a run must never see of Tunesmith. From a checkout (an editable install, PYTHONPATH) that is the
-# whole checkout. From an installed wheel (`pip install .`) the package sits in site-packages beside
-# numpy and scipy, which a run must keep seeing: there it is the package directory itself (its code
-# and the problems' caches it ships), covered inside the kept site-packages.
+# What a run must never see of Tunesmith: a candidate may import the standard library and the packages
+# installed beside Tunesmith (numpy, scipy, Kernel Tuner, ...), nothing of Tunesmith itself; not its code
+# and shipped caches, and not the exported winners in generated_algorithms (a candidate that imports the
+# shipped best optimizer is scored for that optimizer, not for its own code). From a checkout (an
+# editable install, PYTHONPATH) that is the whole checkout. From an installed wheel (`pip install .`) the
+# packages sit in site-packages beside numpy and scipy, which a run must keep seeing: there it is each of
+# the distribution's top-level packages (pyproject.toml's `packages.find`), covered inside the kept
+# site-packages.
 INSTALLED = PACKAGE_DIR.parent.name in ("site-packages", "dist-packages")
 PROJECT_ROOT = PACKAGE_DIR if INSTALLED else PACKAGE_DIR.parent
+PROJECT_PACKAGES = ("generator", "generated_algorithms")
+PROJECT_PATHS = tuple(PACKAGE_DIR.parent / name for name in PROJECT_PACKAGES) if INSTALLED else (PROJECT_ROOT,)
 
 
 class SandboxError(TunesmithError):
@@ -99,8 +105,9 @@ class JobOutcome:
 
 
 def default_hidden_paths(tasks: list[Task], extra=()) -> list[str]:
-    """Where answers could be read from: the project, ../shared, the tasks' folders, home dirs."""
-    paths = [PROJECT_ROOT, PROJECT_ROOT.parent / "shared", Path.home(), Path("/root"), Path("/home")]
+    """Where answers could be read from: the project (from a wheel: its packages), ../shared, the tasks'
+    folders, home dirs."""
+    paths = [*PROJECT_PATHS, PROJECT_ROOT.parent / "shared", Path.home(), Path("/root"), Path("/home")]
     if os.environ.get("TUNESMITH_BENCHMARK_HUB"):
         paths.append(Path(os.environ["TUNESMITH_BENCHMARK_HUB"]))
     for t in tasks:

@@ -28,9 +28,11 @@ REFUSED_EVENTS = {
     "socket.sendto": "network access", "socket.sendmsg": "network access", "socket.bind": "network access",
 }
 
-# errno values of refused operations: EPERM, ENOENT, EAGAIN (process limit), EACCES, EROFS,
-# EADDRNOTAVAIL, ENETUNREACH, ECONNREFUSED, EHOSTUNREACH
-_REFUSED_ERRNOS = {1, 2, 11, 13, 30, 99, 101, 111, 113}
+# errno values of refused operations: EPERM, ENOENT, EAGAIN (process limit), EACCES, EROFS, ENOLCK (file
+# locks, `shared_state.py`), EADDRNOTAVAIL, ENETUNREACH, ECONNREFUSED, EHOSTUNREACH
+_REFUSED_ERRNOS = {1, 2, 11, 13, 30, 37, 99, 101, 111, 113}
+# Tunesmith's own top-level packages (as generator.sandbox.jobs.PROJECT_PACKAGES): a candidate imports neither
+PROJECT_PACKAGES = ("generator", "generated_algorithms")
 
 
 class SandboxRefusal(PermissionError):
@@ -58,6 +60,10 @@ def hint_for(exc: BaseException) -> str:
                 "class (it may subclass OptAlg, which is predefined, or nothing)")
     if isinstance(exc, NameError) and name:
         return f"define or import {name} before using it; only OptAlg and StopCriterionReached are predefined"
+    if isinstance(exc, ModuleNotFoundError) and (name or "").split(".")[0] in PROJECT_PACKAGES:
+        return ("Tunesmith's own packages (generator, and the exported winners in generated_algorithms) cannot "
+                "be imported: a candidate is scored for its own search; write it with the standard library, numpy "
+                "or scipy")
     if isinstance(exc, ModuleNotFoundError):
         return ("that module is not installed here; use the standard library, numpy or scipy "
                 "(OptAlg and StopCriterionReached need no import)")

@@ -11,7 +11,12 @@ before the candidate's code is loaded (`no_new_privs` is already set, so no priv
   on the host), so the run joins a fresh session keyring and `add_key`, `request_key` and `keyctl`
   are refused;
 - the run's fresh IPC namespace gets small limits for SysV shared memory and message queues,
-  which also live outside RLIMIT_AS.
+  which also live outside RLIMIT_AS;
+- memory in kernel state that every run shares because it belongs to a file's inode, not to a
+  mount or a namespace (issue 39): the page cache of the read-only files every run sees, and locks,
+  leases, notifications and futexes keyed by those files. `shared_state_refusals()` lists each
+  call that can observe or change that state other than by reading a file, and why; what stays
+  allowed and why it is safe is said there and in docs/explanation/security.md.
 
 A seccomp filter is a classic BPF program (struct sock_filter) handed to prctl; calls from another
 ABI (i386 `int 0x80`, x32) are refused too, since their numbers differ. Linux x86_64 and aarch64.
@@ -26,10 +31,14 @@ import platform
 import struct
 
 from generator.sandbox.isolation import Protections, libc
+from generator.sandbox.shared_state import FUTEX_CMD_MASK, FUTEX_PRIVATE_FLAG, FUTEX_WAIT, FUTEX_WAIT_BITSET, Rule, \
+    shared_state_refusals
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
-LD_ABS_W, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+LD_ABS_W, JEQ, JGE, JSET, RET, AND = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
+ARGS = 16  # offset of args[0] in struct seccomp_data (nr, arch, instruction pointer, args[6]); the low word
+# of an argument is enough: the kernel truncates each argument checked here to 32 bits
 X32_BIT = 0x40000000
 KEYCTL_JOIN_SESSION_KEYRING = 1
 CLONE_NS_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
@@ -61,10 +70,28 @@ def filter_program(machine: str, refuse_sysv: bool = False) -> bytes:
         prog += [_insn(JGE, X32_BIT, 0, 1), _insn(RET, eperm)]
     for name in REFUSED + (SYSV if refuse_sysv else ()):
         prog += [_insn(JEQ, nr[name], 0, 1), _insn(RET, eperm)]
+    for number, rule in shared_state_refusals(machine):
+        block = _rule_block(rule)  # ends in a return: the accumulator need not hold the number again
+        prog += [_insn(JEQ, number, 0, len(block))] + block
     prog += [_insn(JEQ, nr["clone3"], 0, 1), _insn(RET, RET_ERRNO | errno.ENOSYS)]
     prog += [_insn(JEQ, nr["clone"], 0, 3), _insn(LD_ABS_W, 16), _insn(JSET, CLONE_NS_FLAGS, 0, 1),
              _insn(RET, eperm), _insn(RET, RET_ALLOW)]
     return b"".join(prog)
+
+
+def _rule_block(rule: Rule) -> list[bytes]:
+    """What runs once the call is known to be `rule.call`: refuse, or look at one argument first."""
+    refuse, allow = _insn(RET, RET_ERRNO | rule.errno), _insn(RET, RET_ALLOW)
+    if rule.arg is None:
+        return [refuse]
+    load = _insn(LD_ABS_W, ARGS + 8 * rule.arg)
+    if rule.futex:  # private operations and waits pass; a shared wake, requeue or PI operation does not
+        return [load, _insn(JSET, FUTEX_PRIVATE_FLAG, 3, 0), _insn(AND, FUTEX_CMD_MASK),
+                _insn(JEQ, FUTEX_WAIT, 1, 0), _insn(JEQ, FUTEX_WAIT_BITSET, 0, 1), allow, refuse]
+    if rule.bits:
+        return [load, _insn(JSET, rule.bits, 0, 1), refuse, allow]
+    checks = [_insn(JEQ, v, len(rule.values) - i, 0) for i, v in enumerate(rule.values)]
+    return [load, *checks, allow, refuse]
 
 
 def install_filter(prot: Protections) -> None:
