@@ -19,7 +19,7 @@ import types
 from generator.sandbox import refusals
 from generator.sandbox.candidate_names import OptAlg as LocalOptAlg
 from generator.sandbox.candidate_names import StopCriterionReached  # ours; fused with Kernel Tuner's when it is loaded
-from generator.sandbox.streams import ANSWER, FRAME, read_exact, send_json
+from generator.sandbox.streams import ANSWER, FRAME, read_exact, read_seeds, send_json
 
 CANDIDATE_FILE = "<candidate>"
 
@@ -171,9 +171,11 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
 
     np.random.seed(seed % 2**32)
     space.seed(seed)
+    seeds = read_seeds(resp_fd)  # this run's own seeds, before any answer (streams.seed_message)
     func = CostFunction(space, req_fd, resp_fd, job["rows"][job["runs"][k][0]])
-    if job.get("seeds", {}).get(k):  # a hybrid run: the LLM's proposals come first from get_random_sample
-        space = sys.modules["generator.scoring.seeding"].SeededSpace(space, job["seeds"][k])
+    if seeds:  # a hybrid run: the LLM's proposals come first from get_random_sample, ranked by func
+        space = sys.modules["generator.scoring.seeding"].SeededSpace(space, seeds, cost=func)
+    del seeds
     stage = "load"
     try:
         module = types.ModuleType("candidate")

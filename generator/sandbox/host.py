@@ -211,9 +211,9 @@ class Host:
             "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
             "preimport_kernel_tuner": "kernel_tuner" in job.source,
             "preimport": preimports(job.source),
-            # per run: seeds best first, for the candidate's search space (their values stay here)
-            "seeds": {k: list(job.seeds[tuple(r[:2])].ranked) for k, r in enumerate(job.runs)
-                      if tuple(r[:2]) in job.seeds},
+            # whether runs are seeded (the host imports the seeding module before the walls); the seeds
+            # themselves go to each run alone, down its own response pipe (RunChannel), never to the host
+            "seeded": bool(job.seeds),
         }
 
     def _send(self, payload: dict) -> None:
@@ -275,7 +275,9 @@ class Host:
     def _next_run(self) -> None:
         self.running = True
         self._close_channel()
-        self.channel = RunChannel(self.sel)  # its own pipes: nothing of an earlier run is in them
+        seeds = self.job.seeds.get(tuple(self.job.runs[self.k][:2]))
+        # its own pipes: nothing of an earlier run is in them; its seeds (evaluation order) are the first answer
+        self.channel = RunChannel(self.sel, seeds.rows if seeds is not None else ())
         self.channel.hand_over(self.ctl_sock)
         self.deadline = time.monotonic() + self.cfg.timeout_s
 
