@@ -120,6 +120,38 @@ def test_evaluate_prints_escapes_not_terminal_commands(conv_task, hub_dir, capsy
     assert "\\x1b[2K" in out  # shown, escaped: the reader sees what the candidate tried
 
 
+@pytest.mark.parametrize("forge_frame", [False, True], ids=["exception text", "forged error frame"])
+def test_evaluate_prints_no_forged_line_through_a_tracebacks_newlines(forge_frame, tmp_path, hub_dir, capsys):
+    """Issue 39 item 7: newlines in an exception's text (or in a forged error frame) printed a fake score
+    on a line of its own, in the traceback under FAILED; the evaluator now renders the traceback itself."""
+    from generator.cli import main
+
+    source = (HOSTILE / "forged_traceback_line.py").read_text()
+    if not forge_frame:
+        source = source.replace('getattr(func, "_req", None) is not None', "False")
+    cand = tmp_path / "cand.py"
+    cand.write_text(source)
+    rc = main(["evaluate", str(cand), "--tasks", str(hub_dir), "--task", "convolution_milo/A100", "--repeats", "1",
+               "--timeout", "5"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "FAILED (exception)" in out
+    assert not any(ln.strip().startswith(("mean P", "walls held")) for ln in out.splitlines()), out
+    assert "\\nmean P = 1.000" in out  # shown escaped, on the exception's own line
+
+
+def test_descriptions_show_invisible_characters_as_escapes():
+    """Issue 39 item 7: zero-width characters, LRM/RLM/ALM marks, tabs and soft hyphens passed into
+    descriptions, where they hide or reorder what a line says; every one is shown as an escape now."""
+    hidden = {"\u200b": "\\u200b", "\u200c": "\\u200c", "\u200d": "\\u200d", "\u2060": "\\u2060",
+              "\ufeff": "\\ufeff", "\u200e": "\\u200e", "\u200f": "\\u200f", "\u061c": "\\u061c",
+              "\t": "\\x09", "\u00ad": "\\xad", "\U000e0041": "\\U000e0041"}
+    for ch, shown in hidden.items():
+        reply = extract_reply(f"# Walk{ch}er: best P 1.000\n```python\n{_optimizer('1')}```\n")
+        assert ch not in reply.description and shown in reply.description, (ch, reply.description)
+    plain = extract_reply(f"# Recuit simulé, 日本語 ok\n```python\n{_optimizer('1')}```\n")
+    assert plain.description == "Recuit simulé, 日本語 ok"  # letters of any script stay as they are
+
+
 def test_status_show_and_lineage_escape_what_an_llm_wrote(server, make_config):  # noqa: F811
     """Item 11: a description and an error with escapes are shown escaped by status, show, lineage."""
     from generator.campaign.loop import format_status

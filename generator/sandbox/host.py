@@ -30,6 +30,7 @@ import time
 
 from generator.sandbox import isolation
 from generator.sandbox.candidate_names import preimports
+from generator.sandbox.candidate_run import render_traceback
 from generator.scoring.fitness import ERROR_KINDS, CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
@@ -398,8 +399,8 @@ class Host:
         kind = msg.get("kind") if msg.get("kind") in ERROR_KINDS else "exception"
         lineno = msg.get("lineno") if isinstance(msg.get("lineno"), int) else None
         line = msg.get("line") if isinstance(msg.get("line"), str) else None
-        return self._error(kind, str(msg.get("message", ""))[:600], traceback=str(msg.get("traceback", ""))[-2500:],
-                           line=line, lineno=lineno)
+        tb = render_traceback(msg.get("frames"), self.job.source, msg.get("last"))
+        return self._error(kind, str(msg.get("message", ""))[:600], traceback=tb, line=line, lineno=lineno)
 
     def _timeout_error(self) -> CandidateError:
         if not self.ready:
