@@ -74,6 +74,19 @@ def test_campaign_records_deep_code_as_syntax_and_goes_on(server, make_config): 
     assert cands[1].code_path and cands[1].error is None  # compiles: it is evaluated like any other
 
 
+def test_campaign_goes_on_past_a_literal_too_long_to_print(server, make_config):  # noqa: F811
+    """Issue 39 item 5: a 3,700-digit hex literal in a reply made the duplicate check's ast.unparse raise,
+    ending `tunesmith run` (and every resume) in a traceback; the reply is evaluated like any other."""
+    cfg = make_config(server, budget=3, concurrency=1)
+    huge = f"# Huge: a long literal\n```python\n{_optimizer('0x' + 'f' * 3700)}```\n"
+    server.push(("reply", huge), ("reply", huge))
+    summary = run_campaign(cfg, progress=False, evaluate=checked_evaluate)
+    assert summary.state == "finished" and summary.candidates == 3
+    cands = Archive.open(cfg.parent / "run").candidates()
+    assert cands[0].code_path and cands[0].error is None
+    assert cands[1].duplicate_of == cands[0].id  # the duplicate check still works on it
+
+
 # ------------------------------------------------------------------ 11 and 14: escaped and capped
 
 HOSTILE = Path(__file__).parent / "hostile"
