@@ -211,7 +211,7 @@ BYTES_CHOICES = HUGE_DEFAULT.replace('"type": "int", "low": 1, "high": %s, "defa
                                      '"type": "categorical", "choices": [b"a", b"b"], "default": b"a"').replace("%s", 'b"a"')
 
 
-@pytest.mark.parametrize("source", [HUGE_DEFAULT % (("9" * 3700,) * 3), BYTES_CHOICES],
+@pytest.mark.parametrize("source", [HUGE_DEFAULT % (("0x" + "f" * 3700,) * 3), BYTES_CHOICES],
                          ids=["3700-digit default", "bytes choices"])
 def test_cli_evaluate_json_refuses_hyperparameters_that_are_not_json_scalars(source, tmp_path, hub_dir, capsys):
     """Issue 39: these passed the static checks, then `evaluate --json` crashed on JSON encoding after the
