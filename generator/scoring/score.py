@@ -5,7 +5,12 @@ same cutoffs, time range, calculated random-search baseline, isotonic-regression
 bootstrap bagging, real-stopping-point freeze and standardisation, so that identical traces give
 identical numbers (tests/test_scoring.py checks it against the package itself).
 
-What differs is only where the time axis comes from. The package runs Kernel Tuner and adds the
+One thing differs on purpose: a run that returned before spending its budget keeps counting, at
+its best-so-far, to the end of the budget (`_held_points`); the package forgets it after its last
+point, which rewards quitting runs that look unlucky (issue 39). Runs that spend their budget get
+the package's number.
+
+The other difference is where the time axis comes from. The package runs Kernel Tuner and adds the
 *real* framework and strategy time of that run to the cached compile/verification/runtime times;
 Tunesmith uses a deterministic simulated clock: each newly evaluated configuration costs its
 cached `AnswerKey.eval_seconds` (compile + verification + the kernel runtimes), strategy time is
