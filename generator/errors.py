@@ -2,6 +2,7 @@
 text that a candidate wrote is made safe to show: capped, control characters escaped."""
 
 import re
+import unicodedata
 
 
 class TunesmithError(Exception):
@@ -10,20 +11,33 @@ class TunesmithError(Exception):
     exit_code = 2
 
 
-# C0 and C1 control characters (ESC, CR, BEL, CSI ...), DEL, and the Unicode line separators and
-# bidirectional overrides that reorder or break what a terminal shows; tab and newline are handled apart.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Characters that change what a terminal shows without showing themselves: C0 and C1 controls (ESC,
+# CR, BEL, CSI ...) and DEL (Unicode category Cc), format characters (Cf: bidirectional overrides,
+# isolates and marks (LRM, RLM, ALM), zero-width spaces and joiners, the soft hyphen, the BOM, tag
+# characters), and the line and paragraph separators (Zl, Zp). Newline is handled apart, and so is
+# tab (kept in multi-line text such as source, escaped in one-line text).
+_NOT_PLAIN = re.compile("[^\x20-\x7e\n]")
+_HIDDEN = {"Cc", "Cf", "Zl", "Zp"}
 
 
-def _escape(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def _escaper(keep_tabs: bool):
+    def escape(match: re.Match) -> str:
+        ch = match.group()
+        if (ch == "\t" and keep_tabs) or unicodedata.category(ch) not in _HIDDEN:
+            return ch
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return escape
+
+
+_MULTI_LINE, _ONE_LINE = _escaper(keep_tabs=True), _escaper(keep_tabs=False)
 
 
 def printable(text, newlines: bool = True) -> str:
-    """Untrusted text fit for a terminal or a record: control characters shown as escapes (ESC as
-    \\x1b), so it cannot move the cursor, erase lines or recolour; newlines=False escapes \\n too."""
-    text = _UNPRINTABLE.sub(_escape, str(text))
+    """Untrusted text fit for a terminal or a record: control and invisible format characters shown as
+    escapes (ESC as \\x1b, a zero-width space as \\u200b), so it cannot move the cursor, erase lines,
+    recolour, reorder or hide what it says; newlines=False escapes \\n and tab too (one line)."""
+    text = _NOT_PLAIN.sub(_MULTI_LINE if newlines else _ONE_LINE, str(text))
     return text if newlines else text.replace("\n", "\\n")
 
 

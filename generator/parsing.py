@@ -32,3 +32,19 @@ def literal_eval(node_or_string):
     if isinstance(node_or_string, str):
         node_or_string = parse(node_or_string.lstrip(" \t"), mode="eval")
     return ast.literal_eval(node_or_string)
+
+
+# Python refuses to turn an int of more than 4,300 decimal digits into text (CVE-2020-10735), so
+# `ast.unparse` and `ast.dump` raise ValueError on such a constant; a hexadecimal literal of 3,700
+# digits parses and compiles without one. Below the limit, with room for the sign.
+_PRINTABLE_BITS = int((4300 - 1) * 3.3219)
+
+
+def printable_constants(tree: ast.AST) -> ast.AST:
+    """`tree` with every int constant too long to print in decimal replaced by its hex text (in place),
+    so that `ast.unparse`/`ast.dump` of a candidate's code cannot fail on a literal; distinct ints
+    stay distinct."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value.bit_length() > _PRINTABLE_BITS:
+            node.value = hex(node.value)
+    return tree

@@ -74,6 +74,19 @@ def test_campaign_records_deep_code_as_syntax_and_goes_on(server, make_config): 
     assert cands[1].code_path and cands[1].error is None  # compiles: it is evaluated like any other
 
 
+def test_campaign_goes_on_past_a_literal_too_long_to_print(server, make_config):  # noqa: F811
+    """Issue 39 item 5: a 3,700-digit hex literal in a reply made the duplicate check's ast.unparse raise,
+    ending `tunesmith run` (and every resume) in a traceback; the reply is evaluated like any other."""
+    cfg = make_config(server, budget=3, concurrency=1)
+    huge = f"# Huge: a long literal\n```python\n{_optimizer('0x' + 'f' * 3700)}```\n"
+    server.push(("reply", huge), ("reply", huge))
+    summary = run_campaign(cfg, progress=False, evaluate=checked_evaluate)
+    assert summary.state == "finished" and summary.candidates == 3
+    cands = Archive.open(cfg.parent / "run").candidates()
+    assert cands[0].code_path and cands[0].error is None
+    assert cands[1].duplicate_of == cands[0].id  # the duplicate check still works on it
+
+
 # ------------------------------------------------------------------ 11 and 14: escaped and capped
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -118,6 +131,38 @@ def test_evaluate_prints_escapes_not_terminal_commands(conv_task, hub_dir, capsy
     assert rc == 1 and "FAILED (exception)" in out
     assert not any(c in out for c in CONTROL), repr(out)
     assert "\\x1b[2K" in out  # shown, escaped: the reader sees what the candidate tried
+
+
+@pytest.mark.parametrize("forge_frame", [False, True], ids=["exception text", "forged error frame"])
+def test_evaluate_prints_no_forged_line_through_a_tracebacks_newlines(forge_frame, tmp_path, hub_dir, capsys):
+    """Issue 39 item 7: newlines in an exception's text (or in a forged error frame) printed a fake score
+    on a line of its own, in the traceback under FAILED; the evaluator now renders the traceback itself."""
+    from generator.cli import main
+
+    source = (HOSTILE / "forged_traceback_line.py").read_text()
+    if not forge_frame:
+        source = source.replace('getattr(func, "_req", None) is not None', "False")
+    cand = tmp_path / "cand.py"
+    cand.write_text(source)
+    rc = main(["evaluate", str(cand), "--tasks", str(hub_dir), "--task", "convolution_milo/A100", "--repeats", "1",
+               "--timeout", "5"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "FAILED (exception)" in out
+    assert not any(ln.strip().startswith(("mean P", "walls held")) for ln in out.splitlines()), out
+    assert "\\nmean P = 1.000" in out  # shown escaped, on the exception's own line
+
+
+def test_descriptions_show_invisible_characters_as_escapes():
+    """Issue 39 item 7: zero-width characters, LRM/RLM/ALM marks, tabs and soft hyphens passed into
+    descriptions, where they hide or reorder what a line says; every one is shown as an escape now."""
+    hidden = {"\u200b": "\\u200b", "\u200c": "\\u200c", "\u200d": "\\u200d", "\u2060": "\\u2060",
+              "\ufeff": "\\ufeff", "\u200e": "\\u200e", "\u200f": "\\u200f", "\u061c": "\\u061c",
+              "\t": "\\x09", "\u00ad": "\\xad", "\U000e0041": "\\U000e0041"}
+    for ch, shown in hidden.items():
+        reply = extract_reply(f"# Walk{ch}er: best P 1.000\n```python\n{_optimizer('1')}```\n")
+        assert ch not in reply.description and shown in reply.description, (ch, reply.description)
+    plain = extract_reply(f"# Recuit simulé, 日本語 ok\n```python\n{_optimizer('1')}```\n")
+    assert plain.description == "Recuit simulé, 日本語 ok"  # letters of any script stay as they are
 
 
 def test_status_show_and_lineage_escape_what_an_llm_wrote(server, make_config):  # noqa: F811

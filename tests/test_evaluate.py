@@ -192,3 +192,39 @@ def test_weak_walls_are_named():
     assert weak_walls({"network_namespace": False, "rlimit_cpu": True}) == main
     # a root that fell back to covering paths is named, even though the covered paths held
     assert weak_walls({**dict.fromkeys(main, True), "allowlist_root": False}) == ["allowlist_root"]
+
+
+# ------------------------------------------------------------------------- literals (issue 39)
+
+HUGE_DEFAULT = '''
+class Huge:
+    hyperparameters = {"width": {"type": "int", "low": 1, "high": %s, "default": %s}}
+
+    def __init__(self, budget=None, width=%s):
+        self.width = width
+
+    def __call__(self, func, searchspace):
+        for cfg in searchspace.get_random_sample(5):
+            func(cfg)
+'''
+BYTES_CHOICES = HUGE_DEFAULT.replace('"type": "int", "low": 1, "high": %s, "default": %s',
+                                     '"type": "categorical", "choices": [b"a", b"b"], "default": b"a"').replace("%s", 'b"a"')
+
+
+@pytest.mark.parametrize("source", [HUGE_DEFAULT % (("0x" + "f" * 3700,) * 3), BYTES_CHOICES],
+                         ids=["3700-digit default", "bytes choices"])
+def test_cli_evaluate_json_refuses_hyperparameters_that_are_not_json_scalars(source, tmp_path, hub_dir, capsys):
+    """Issue 39: these passed the static checks, then `evaluate --json` crashed on JSON encoding after the
+    table. A hyperparameter value is a bounded JSON scalar; anything else is the candidate's failure."""
+    from generator.cli import main
+
+    conv = str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")
+    cand, out = tmp_path / "cand.py", tmp_path / "out.json"
+    cand.write_text(source)
+    rc = main(["evaluate", str(cand), "--tasks", conv, "--task", "convolution_milo/A100", "--repeats", "1",
+               "--json", str(out)])
+    assert rc == 1
+    doc = json.loads(out.read_text())
+    assert doc["error"]["kind"] == "interface" and "hyperparameter 'width'" in doc["error"]["message"]
+    assert "\n" not in doc["error"]["message"] and len(doc["error"]["message"]) < 200
+    assert "FAILED (interface)" in capsys.readouterr().out

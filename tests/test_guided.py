@@ -196,6 +196,59 @@ def test_hybrid_starts_from_the_seeds_in_process_and_in_the_sandbox(task):
     assert alone.rows[:6].tolist() != list(seeds.rows)
 
 
+SEED_SNOOP = """
+import sys
+
+
+class SeedSnoop:
+    # reports every seed list it can reach from its caller's frames, and the order its space hands
+    # its own seeds over in before and after ranking them, as its error message
+
+    def __call__(self, func, searchspace):
+        found = set()
+        frame = sys._getframe().f_back
+        while frame is not None:
+            for name, value in dict(frame.f_locals).items():
+                if isinstance(value, dict) and "seeds" in value:
+                    value = value["seeds"]
+                elif name not in ("seeds", "ranked"):
+                    continue
+                items = value.values() if isinstance(value, dict) else [value]
+                for item in items:
+                    if isinstance(item, (list, tuple)):
+                        found.update(int(r) for r in item)
+            frame = frame.f_back
+        handed = list(searchspace._pending)
+        first = [searchspace.configs.index(c) for c in searchspace.get_random_sample(len(handed))]
+        raise RuntimeError(f"found={sorted(found)} handed={handed} first={first}")
+"""
+
+
+def test_a_hybrid_run_receives_its_own_seeds_only_and_unranked(task):
+    """Issue 39: a run's payload carried every run's seeds, best first; a candidate read them from its
+    caller's frame. Now its own seeds reach it alone, in evaluation order; func ranks them."""
+    import re
+
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.scoring.seeding import SeedRun
+
+    valid = np.flatnonzero(np.isfinite(task.key.values))
+    mine, other = [int(r) for r in valid[:4]], [int(r) for r in valid[-4:]]
+    by_value = sorted(mine, key=lambda r: task.key.values[r])
+    if by_value == mine:  # evaluation order must differ from the ranking for the check to mean anything
+        mine = mine[::-1]
+        by_value = sorted(mine, key=lambda r: task.key.values[r])
+    seeds = {(0, 0): SeedRun(tuple(mine), tuple(by_value)),
+             (0, 1): SeedRun(tuple(other), tuple(sorted(other, key=lambda r: task.key.values[r])))}
+    fit = evaluate_source(SEED_SNOOP, [task], repeats=2, seed=0, seeds=seeds)
+    message = fit.error.message
+    found, handed, first = (json.loads(m) for m in
+                            re.search(r"found=(\[.*?\]) handed=(\[.*?\]) first=(\[.*?\])", message).groups())
+    assert not set(found) & set(other), message  # no other run's seeds anywhere in its frames
+    assert handed == mine  # in the order evaluated, not ranked by the answer key
+    assert first == by_value  # the run's own answers rank them: hybrids start from the best seed, as before
+
+
 def test_hybrid_of_a_kernel_tuner_builtin_starts_from_the_seeds(task):
     trace = run_once(task, parse_strategy("llm_guided:batch=4+genetic_algorithm"), 5, budget_for(task))
     seeds = guided.seed_stage(task, {"batch": 4}, 5, budget_for(task))

@@ -63,6 +63,16 @@ def test_distributions_follow_the_declaration():
         hpo.distributions({"e": {"type": "int", "low": 1}})
 
 
+def test_distributions_refuse_values_that_are_not_bounded_json_scalars():
+    """Issue 39: bytes choices (and ints too long for JSON) crashed `tunesmith hpo` and a campaign's HPO
+    stage on JSON encoding; they are the candidate's failure, in one line, before a study opens."""
+    for spec in ({"type": "categorical", "choices": [b"a", b"b"], "default": b"a"},
+                 {"type": "int", "low": 1, "high": 10 ** 3700, "default": 10 ** 3700}):
+        with pytest.raises(hpo.HpoError, match="candidate 7: hyperparameter 'w': ") as err:
+            hpo.distributions({"w": spec}, "candidate 7")
+        assert "\n" not in str(err.value) and len(str(err.value)) < 200
+
+
 def test_hpo_cli_tunes_through_the_sandbox_and_resumes(tmp_path, hub_dir, capsys):
     run = make_run(tmp_path, hub_dir)
     assert main(["hpo", str(run), "--trials", "3", "--repeats", "1", "--report-repeats", "1", "--quiet"]) == 0

@@ -157,3 +157,15 @@ def test_diff_prompts_the_full_code_fallback_crossover_and_an_override(tiny_task
     (tmp_path / "edit_diff.j2").write_text("Answer with blocks, please.")
     mine = PromptBuilder([tiny_task], PromptsConfig(template_dir=str(tmp_path)), statistics=b.statistics())
     assert "Answer with blocks, please." in mine.messages("refine", parents=[parent], edit="diff")[1]["content"]
+
+
+def test_a_literal_too_long_to_print_does_not_break_duplicate_or_novelty_checks():
+    """Issue 39: ast.unparse/ast.dump raise on an int of more than 4,300 decimal digits (a 3,700-digit hex
+    literal compiles fine), which ended `tunesmith run` and every resume in a traceback."""
+    from generator.campaign.novelty import Shape
+
+    huge = CLASS.replace("(5)", "(0x" + "f" * 3700 + ")")
+    other = CLASS.replace("(5)", "(0x" + "e" * 3700 + ")")
+    assert huge != CLASS and normalise_code(huge) != normalise_code(other)
+    assert normalise_code(huge) == normalise_code(huge.replace("    ", "  "))
+    assert Shape.of(huge) is not None  # (it was None: ast.dump raised, so the novelty check skipped it)

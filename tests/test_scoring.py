@@ -356,19 +356,60 @@ def test_mixed_repeats_average_the_stopped_runs_in(conv_task):
     assert any(t.seconds[0] < score_basis(conv_task).time_range[0] for t in stopped)  # some end before the range
     s = score_traces(conv_task, stopped + full)
     alone_full = score_traces(conv_task, full)
-    assert s.note  # the package refuses these runs; we score them
+    # held at their best-so-far to the end of the budget, the package's checks pass and its pooled fit
+    # scores them (issue 39); before, the package refused these runs and P was the mean of the repeats
+    assert s.note == ""
     for trace, p in zip(stopped, s.per_repeat[:7]):
         assert p == pytest.approx(_held_score(conv_task, trace), abs=1e-9)
     assert s.per_repeat[7:] == pytest.approx(alone_full.per_repeat, abs=1e-12)
-    assert s.score == pytest.approx(float(np.mean(s.per_repeat)), abs=1e-9)
-    assert s.score < alone_full.score - 0.1  # the 7 short runs pull the mean down, they are not ignored
+    assert s.score < alone_full.score - 0.1  # the 7 short runs pull P down, they are not ignored
+    assert min(s.per_repeat) < s.score < max(s.per_repeat)
 
 
-def test_the_fallback_scores_only_runs_the_package_refuses(conv_tasks, package_stats):
-    """Where Tunesmith holds best-so-far values (note set), the package raises instead of scoring."""
+def test_the_package_refuses_runs_that_stop_early_which_tunesmith_holds(conv_tasks, package_stats):
+    """Runs that stop before the time range: the package raises; Tunesmith holds their best-so-far."""
     task = conv_tasks["A100"]
     best = int(np.nanargmin(task.key.values))
     stopped = [Trace([best], [task.key.eval_seconds[best]])] * 3
-    assert score_traces(task, stopped).note
+    held = score_traces(task, stopped)
+    assert held.score == 1.0 and held.note == ""
     with pytest.raises(ValueError, match="overlap"):
         _package_score(task, package_stats["A100"], stopped, seed=1)
+
+
+# ------------------------------------------------------------------ runs that quit when unlucky (issue 39)
+
+
+def _quit_when_unlucky(task, traces, at=0.4):
+    """The traces of a search that returns at `at` of the budget when its best-so-far is worse than
+    the median repeat's there (it looks unlucky), and runs the budget otherwise."""
+    limit = budget_for(task).seconds * at
+    cut = [int(np.searchsorted(np.cumsum(t.seconds), limit, side="right")) for t in traces]
+    best_then = [np.nanmin(task.key.values[t.rows[:n]]) for t, n in zip(traces, cut)]
+    unlucky = np.array(best_then) > np.median(best_then)
+    return [Trace(t.rows[:n], t.seconds[:n]) if u else t for t, n, u in zip(traces, cut, unlucky)], unlucky
+
+
+def test_quitting_unlucky_runs_never_raises_the_score(conv_task):
+    """A run that returns early keeps counting at its best-so-far: quitting can only cost P."""
+    for seed in (0, 40, 80):
+        full = _random_traces(conv_task, 20, seed=seed)
+        quit, unlucky = _quit_when_unlucky(conv_task, full)
+        assert 0 < unlucky.sum() < 20 // 2 + 1  # fewer than half stop: the package's freeze never applies
+        p_full, p_quit = score_traces(conv_task, full), score_traces(conv_task, quit)
+        assert p_quit.note == "" and p_full.note == ""
+        assert p_quit.score <= p_full.score, (seed, p_full.score, p_quit.score)
+
+
+def test_held_points_leave_runs_that_spent_their_budget_alone(conv_task):
+    """Only a run that stopped before its budget is continued: a full run's arrays are the package's."""
+    from generator.scoring.score import _trace_arrays
+
+    full = _random_traces(conv_task, 6, seed=9)
+    plain, held = _trace_arrays(conv_task, full), _trace_arrays(conv_task, full, hold=True)
+    for a, b in zip(plain, held):
+        np.testing.assert_array_equal(a, b)
+    short = Trace(full[0].rows[:5], full[0].seconds[:5])
+    times, best = _trace_arrays(conv_task, [short], hold=True)
+    assert times[-1, 0] > budget_for(conv_task).seconds >= times[-2, 0]  # to the budget, like the oracle
+    assert np.all(best[5:, 0] == best[4, 0])  # at its best-so-far

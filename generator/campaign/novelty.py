@@ -185,6 +185,7 @@ class Shape:
             visible = frozenset(_visible_names(tree))
             # a second tree for the program view: parsing again is cheaper than copying the first
             program = _Normaliser(bound, program=True, visible=visible).visit(parsing.parse(code))
+            program = parsing.printable_constants(program)  # a huge literal would make ast.dump raise
             fingerprint = hashlib.sha256(ast.dump(program, annotate_fields=False).encode()).hexdigest()[:16]
             tree = _Normaliser(bound).visit(tree)
             tokens: list[str] = []

@@ -201,6 +201,6 @@ def normalise_code(code: str) -> str:
                 and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
     try:
-        return ast.unparse(tree)
+        return ast.unparse(parsing.printable_constants(tree))
     except RecursionError:  # parses, but too deep for ast.unparse
         return plain

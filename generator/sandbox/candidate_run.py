@@ -6,6 +6,7 @@ prompt can act on. Imported by the sandbox host before the walls go up.
 from __future__ import annotations
 
 from generator import parsing
+from generator.errors import printable
 
 import builtins
 import linecache
@@ -19,7 +20,7 @@ import types
 from generator.sandbox import refusals
 from generator.sandbox.candidate_names import OptAlg as LocalOptAlg
 from generator.sandbox.candidate_names import StopCriterionReached  # ours; fused with Kernel Tuner's when it is loaded
-from generator.sandbox.streams import ANSWER, FRAME, read_exact, send_json
+from generator.sandbox.streams import ANSWER, FRAME, read_exact, read_seeds, send_json
 
 CANDIDATE_FILE = "<candidate>"
 
@@ -152,9 +153,33 @@ def describe_error(exc: BaseException, stage: str, source_lines: list[str], memo
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == CANDIDATE_FILE]
     lineno = frames[-1].lineno if frames else None
     line = source_lines[lineno - 1].strip() if lineno and 0 < lineno <= len(source_lines) else None
-    tb = "".join(traceback.format_list(frames[-8:])) + f"{type(exc).__name__}: {exc}"
-    return {"t": "error", "kind": kind, "message": message[:600], "traceback": tb[-2500:],
-            "line": line, "lineno": lineno}
+    # the frames as (line number, function name): the evaluator renders the traceback from them and its
+    # own copy of the source (render_traceback), so no text of the candidate's can start a line there
+    return {"t": "error", "kind": kind, "message": message[:600], "line": line, "lineno": lineno,
+            "frames": [[f.lineno, f.name] for f in frames[-8:]], "last": f"{type(exc).__name__}: {exc}"[:600]}
+
+
+def render_traceback(frames, source: str, last) -> str:
+    """A run's traceback as the evaluator shows it: Python's layout, rebuilt from (line number, function
+    name) pairs and the candidate's source, ending with the exception's text on one line.
+
+    Everything the run sends is untrusted (it can write any frame on its channel): a line number
+    only picks a line of the source the evaluator holds, a name that is not an identifier is shown
+    as "?", and newlines in the exception's text are escaped, so a forged line cannot print on a
+    line of its own (issue 39)."""
+    lines = source.splitlines()
+    out = []
+    for frame in (frames if isinstance(frames, list) else [])[-8:]:
+        lineno, name = (frame + [None, None])[:2] if isinstance(frame, list) else (None, None)
+        if not (isinstance(lineno, int) and 0 < lineno <= len(lines)):
+            continue
+        if not (isinstance(name, str) and (name.isidentifier() or name in _SPECIAL_NAMES)):
+            name = "?"
+        out.append(f'  File "{CANDIDATE_FILE}", line {lineno}, in {name}\n    {lines[lineno - 1].strip()}\n')
+    return "".join(out) + printable(str(last or ""), newlines=False)[:600]
+
+
+_SPECIAL_NAMES = {"<module>", "<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"}
 
 
 # -------------------------------------------------------------------------------- the run
@@ -171,9 +196,11 @@ def run_candidate(job: dict, k: int, space, req_fd: int, resp_fd: int) -> None:
 
     np.random.seed(seed % 2**32)
     space.seed(seed)
+    seeds = read_seeds(resp_fd)  # this run's own seeds, before any answer (streams.seed_message)
     func = CostFunction(space, req_fd, resp_fd, job["rows"][job["runs"][k][0]])
-    if job.get("seeds", {}).get(k):  # a hybrid run: the LLM's proposals come first from get_random_sample
-        space = sys.modules["generator.scoring.seeding"].SeededSpace(space, job["seeds"][k])
+    if seeds:  # a hybrid run: the LLM's proposals come first from get_random_sample, ranked by func
+        space = sys.modules["generator.scoring.seeding"].SeededSpace(space, seeds, cost=func)
+    del seeds
     stage = "load"
     try:
         module = types.ModuleType("candidate")

@@ -13,7 +13,7 @@ import os
 import selectors
 import socket
 
-from generator.sandbox.streams import FRAME, MAX_JSON
+from generator.sandbox.streams import FRAME, MAX_JSON, seed_message
 
 
 class ProtocolError(Exception):
@@ -23,10 +23,14 @@ class ProtocolError(Exception):
 class RunChannel:
     """The evaluator's ends of one run's request and response pipes (see the module docstring)."""
 
-    def __init__(self, sel: selectors.BaseSelector):
+    def __init__(self, sel: selectors.BaseSelector, seed_rows=()):
         self.sel = sel
         self.req, req_w = os.pipe()
         resp_r, self.resp = os.pipe()
+        # A hybrid run's seeds reach this run only: the first thing in its response pipe, before any
+        # answer. The sandbox host never holds them, so no run can find another run's seeds in memory
+        # it inherited; they come in the order they were evaluated, not ranked by their values.
+        os.write(self.resp, seed_message(seed_rows))
         for fd in (self.req, self.resp):  # a run that never reads its answers must not block us
             os.set_blocking(fd, False)
         sel.register(self.req, selectors.EVENT_READ)

@@ -6,11 +6,18 @@ from __future__ import annotations
 from generator import parsing
 
 import ast
+import math
 from dataclasses import dataclass, field
 
 from generator.scoring.fitness import CandidateError
 
 HP_TYPES = ("int", "float", "log", "categorical")
+# Hyperparameter values travel as JSON (evaluate --json, Optuna's storage, the run directory) and into
+# Optuna's distributions: they are bounded JSON scalars, checked here so that a value that cannot be
+# written is the candidate's failure, in one line, before anything runs or is half written.
+MAX_INT = 2**53  # integers JSON readers (and Optuna's float storage) keep exactly
+MAX_TEXT = 200  # characters of a str choice
+MAX_CHOICES = 1000
 
 
 @dataclass(frozen=True)
@@ -158,10 +165,15 @@ def hyperparameter_problem(name, hp) -> str | None:
     if "default" not in hp:
         return f"hyperparameter {name!r} has no 'default'"
     default = hp["default"]
+    problem = hyperparameter_values_problem(name, hp)
+    if problem:
+        return problem
     if kind == "categorical":
         choices = hp.get("choices")
         if not isinstance(choices, (list, tuple)) or not choices:
             return f"categorical hyperparameter {name!r} needs a non-empty 'choices' list"
+        if len(choices) > MAX_CHOICES:
+            return f"categorical hyperparameter {name!r} has {len(choices)} choices; keep at most {MAX_CHOICES}"
         if default not in choices:
             return f"hyperparameter {name!r}: default {default!r} is not one of its choices {list(choices)}"
         return None
@@ -178,3 +190,35 @@ def hyperparameter_problem(name, hp) -> str | None:
     if not low <= default <= high:
         return f"hyperparameter {name!r}: default {default} is outside [{low}, {high}]"
     return None
+
+
+def hyperparameter_values_problem(name, hp: dict) -> str | None:
+    """Why a declared hyperparameter's default, bounds or choices are not all bounded JSON scalars, or None."""
+    choices = hp.get("choices")
+    values = list(choices) if isinstance(choices, (list, tuple)) else []
+    for value in [hp.get("default"), hp.get("low"), hp.get("high"), *values]:
+        problem = _scalar_problem(value)
+        if problem:
+            return f"hyperparameter {name!r}: {problem}"
+    return None
+
+
+def _scalar_problem(value) -> str | None:
+    """Why `value` is not a bounded JSON scalar (None, bool, int, finite float, short str), or None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if abs(value) <= MAX_INT else f"the integer {_short(value)} is beyond +-2**53; use smaller numbers"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value!r} is not a finite number"
+    if isinstance(value, str):
+        return None if len(value) <= MAX_TEXT else f"a string of {len(value)} characters (at most {MAX_TEXT})"
+    return (f"a value of type {type(value).__name__} ({_short(value)}); values must be numbers, "
+            "short strings, booleans or None")
+
+
+def _short(value) -> str:
+    """A value's text, cut short (an int too long for decimal text gets its size instead)."""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"of {value.bit_length()} bits"
+    return repr(value)[:40]

@@ -173,7 +173,7 @@ def main() -> None:
                 __import__(name)
             except Exception:
                 pass
-        if job.get("seeds"):
+        if job.get("seeded"):
             import generator.scoring.seeding  # noqa: F401 - before the walls: runs cannot import the project
         mine = {i: _prepared(spaces, key, spec) for i, (key, spec) in job["specs"].items()}
         job["rows"] = {i: rows for i, (_, rows) in mine.items()}

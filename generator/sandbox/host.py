@@ -30,6 +30,7 @@ import time
 
 from generator.sandbox import isolation
 from generator.sandbox.candidate_names import preimports
+from generator.sandbox.candidate_run import render_traceback
 from generator.scoring.fitness import ERROR_KINDS, CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
@@ -211,9 +212,9 @@ class Host:
             "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
             "preimport_kernel_tuner": "kernel_tuner" in job.source,
             "preimport": preimports(job.source),
-            # per run: seeds best first, for the candidate's search space (their values stay here)
-            "seeds": {k: list(job.seeds[tuple(r[:2])].ranked) for k, r in enumerate(job.runs)
-                      if tuple(r[:2]) in job.seeds},
+            # whether runs are seeded (the host imports the seeding module before the walls); the seeds
+            # themselves go to each run alone, down its own response pipe (RunChannel), never to the host
+            "seeded": bool(job.seeds),
         }
 
     def _send(self, payload: dict) -> None:
@@ -275,7 +276,9 @@ class Host:
     def _next_run(self) -> None:
         self.running = True
         self._close_channel()
-        self.channel = RunChannel(self.sel)  # its own pipes: nothing of an earlier run is in them
+        seeds = self.job.seeds.get(tuple(self.job.runs[self.k][:2]))
+        # its own pipes: nothing of an earlier run is in them; its seeds (evaluation order) are the first answer
+        self.channel = RunChannel(self.sel, seeds.rows if seeds is not None else ())
         self.channel.hand_over(self.ctl_sock)
         self.deadline = time.monotonic() + self.cfg.timeout_s
 
@@ -396,8 +399,8 @@ class Host:
         kind = msg.get("kind") if msg.get("kind") in ERROR_KINDS else "exception"
         lineno = msg.get("lineno") if isinstance(msg.get("lineno"), int) else None
         line = msg.get("line") if isinstance(msg.get("line"), str) else None
-        return self._error(kind, str(msg.get("message", ""))[:600], traceback=str(msg.get("traceback", ""))[-2500:],
-                           line=line, lineno=lineno)
+        tb = render_traceback(msg.get("frames"), self.job.source, msg.get("last"))
+        return self._error(kind, str(msg.get("message", ""))[:600], traceback=tb, line=line, lineno=lineno)
 
     def _timeout_error(self) -> CandidateError:
         if not self.ready:

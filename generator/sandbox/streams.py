@@ -5,7 +5,8 @@ type byte and an int32: b"E" row (evaluate a valid configuration by its row), b"
 in the run process: a revisit or a configuration outside the space; the evaluator counts it),
 b"D" (run finished; its int is ignored: figures come from the evaluator's own counts), b"J" n
 followed by n bytes of JSON (start / error).
-evaluator -> run, on the run's own response pipe: 17-byte frames b"V"|b"S", float64 value, float64
+evaluator -> run, on the run's own response pipe: first the run's seed rows (int32 n, then n int64
+rows in the order they were evaluated; n = 0 outside hybrid runs), then 17-byte frames b"V"|b"S", float64 value, float64
 budget_spent_fraction ("S" = stop: the budget is spent). evaluator -> host, on a unix socket: the
 pickled job, then b"R" (start the next run; its two pipe ends ride along as SCM_RIGHTS) or b"A"
 (skip the rest). host -> evaluator, on the control pipe: b"J" n JSON frames only (ready / began run
@@ -22,6 +23,23 @@ import weakref
 
 FRAME = struct.Struct("<ci")
 ANSWER = struct.Struct("<cdd")
+
+SEEDS = struct.Struct("<i")  # the number of seed rows, then the rows as int64
+MAX_SEEDS = 4096  # 32 KiB of rows: the message fits an empty pipe (64 KiB) in one write
+
+
+def seed_message(rows) -> bytes:
+    """The seed rows of one run, as its response pipe carries them first (an empty list for most runs)."""
+    rows = [int(r) for r in rows][:MAX_SEEDS]
+    return SEEDS.pack(len(rows)) + struct.pack(f"<{len(rows)}q", *rows)
+
+
+def read_seeds(fd: int) -> list[int]:
+    """The run's seed rows, read off its response pipe before anything else (see `seed_message`)."""
+    (n,) = SEEDS.unpack(read_exact(fd, SEEDS.size))
+    return list(struct.unpack(f"<{n}q", read_exact(fd, 8 * n))) if n else []
+
+
 MAX_JSON = 1 << 20
 
 

@@ -5,7 +5,12 @@ same cutoffs, time range, calculated random-search baseline, isotonic-regression
 bootstrap bagging, real-stopping-point freeze and standardisation, so that identical traces give
 identical numbers (tests/test_scoring.py checks it against the package itself).
 
-What differs is only where the time axis comes from. The package runs Kernel Tuner and adds the
+One thing differs on purpose: a run that returned before spending its budget keeps counting, at
+its best-so-far, to the end of the budget (`_held_points`); the package forgets it after its last
+point, which rewards quitting runs that look unlucky (issue 39). Runs that spend their budget get
+the package's number.
+
+The other difference is where the time axis comes from. The package runs Kernel Tuner and adds the
 *real* framework and strategy time of that run to the cached compile/verification/runtime times;
 Tunesmith uses a deterministic simulated clock: each newly evaluated configuration costs its
 cached `AnswerKey.eval_seconds` (compile + verification + the kernel runtimes), strategy time is
@@ -197,24 +202,52 @@ def _random_curve(fevals_range: np.ndarray, worst_first: np.ndarray) -> np.ndarr
 # ---------------------------------------------------------------- the strategy curve
 
 
-def _trace_arrays(task: Task, traces: list[Trace]) -> tuple[np.ndarray, np.ndarray]:
-    """(times, best-so-far) as (evaluations, repeats) arrays padded with NaN, like the package's results."""
+def _trace_arrays(task: Task, traces: list[Trace], hold: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(times, best-so-far) as (evaluations, repeats) arrays padded with NaN, like the package's results.
+
+    hold: a run that stopped before its budget was spent keeps counting at its best-so-far to the
+    end of the budget (see `_held_points`)."""
     minimization = not task.objective.higher_is_better
-    lengths = [t.rows.size for t in traces]
+    acc = np.fmin.accumulate if minimization else np.fmax.accumulate
+    runs = []
+    for t in traces:
+        run_times, run_best = np.cumsum(t.seconds), acc(task.key.values[t.rows]) if t.rows.size else np.empty(0)
+        if hold:
+            run_times, run_best = _held_points(task, run_times, run_best)
+        runs.append((run_times, run_best))
+    lengths = [r[0].size for r in runs]
     max_n = max(lengths) if lengths else 0
     mean_n = float(np.mean(lengths)) if lengths else 0.0
     if max_n > mean_n * 2:  # the package cuts outlier-long runs to twice the mean length
         max_n = int(mean_n * 2)
     times = np.full((max_n, len(traces)), np.nan)
     best = np.full((max_n, len(traces)), np.nan)
-    acc = np.fmin.accumulate if minimization else np.fmax.accumulate
-    for j, t in enumerate(traces):
-        n = min(t.rows.size, max_n)
-        if n == 0:
-            continue
-        times[:n, j] = np.cumsum(t.seconds[:n])
-        best[:n, j] = acc(task.key.values[t.rows[:n]])
+    for j, (run_times, run_best) in enumerate(runs):
+        n = min(run_times.size, max_n)
+        times[:n, j] = run_times[:n]
+        best[:n, j] = run_best[:n]
     return times, best
+
+
+def _held_points(task: Task, times: np.ndarray, best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A run that returned before spending its budget, continued to the budget's end at its best-so-far.
+
+    Without these points the pooled curve forgets a repeat after its last evaluation, so that runs
+    which look unlucky and return early leave the lucky ones to make the curve (issue 39): P rose
+    while the search got worse. The held run goes on as a run that keeps evaluating and never
+    improves would: one point per `time_per_feval` (the space's mean cost of an evaluation, as in
+    the baseline), up to and including the point that crosses the budget, as the oracle records
+    the evaluation that crosses it. A run that spent its budget (the oracle stopped it) gets none,
+    so its score is the package's number, unchanged."""
+    until = budget_for(task).seconds
+    basis = score_basis(task)
+    if until is None or not np.isfinite(until):  # a budget of evaluations only: the methodology's time
+        until = basis.t_end * (1 + CUTOFF_MARGIN)
+    if best.size == 0 or np.isnan(best[-1]) or times[-1] > until:
+        return times, best
+    step = basis.time_per_feval
+    extra = times[-1] + step * np.arange(1, int((until - times[-1]) // step) + 2)
+    return np.concatenate([times, extra]), np.concatenate([best, np.full(extra.size, best[-1])])
 
 
 def _values_in_range(times, values, time_range, check=True, carry=False):
@@ -358,7 +391,7 @@ def score_traces(task: Task, traces: list[Trace], curve: str = "bagging",
         return _score_fevals(task, basis, traces)
     if isinstance(random_state, (int, np.integer)):
         random_state = np.random.RandomState(int(random_state))
-    times, values = _trace_arrays(task, traces)
+    times, values = _trace_arrays(task, traces, hold=True)
     curves = [standardise(basis, _repeat_curve(task, basis, t)) for t in traces]
     per_repeat = tuple(float(np.mean(c)) for c in curves)
     try:

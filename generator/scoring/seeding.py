@@ -57,17 +57,30 @@ class SeededSpace:
     Each call of `get_random_sample(n)` hands out the next seeds not handed out yet and fills the
     rest with distinct random configurations from the wrapped space; once the seeds are used up it
     is the wrapped space's sampler.
+
+    In the sandbox the seeds arrive in the order they were evaluated, and `cost` (the run's own
+    func) ranks them on first use: each seed was charged to this run already, so asking for it is a
+    free revisit, and the ranking comes from the run's own answers, not from anything handed to it.
     """
 
-    def __init__(self, space, ranked_rows):
+    def __init__(self, space, rows, cost=None):
         self._space = space
-        self._pending = [int(r) for r in ranked_rows]
+        self._pending = [int(r) for r in rows]
+        self._cost = cost  # None: `rows` are ranked already (trusted in-process runs)
 
     def __getattr__(self, name):
         return getattr(self._space, name)
 
+    def _rank(self) -> None:
+        cost, self._cost = self._cost, None
+        configs = self._space.configs
+        values = [cost(configs[r]) for r in self._pending]  # best first; ties in evaluation order
+        self._pending = [r for _, _, r in sorted(zip(values, range(len(values)), self._pending))]
+
     def get_random_sample_rows(self, num_samples: int) -> np.ndarray:
         """Distinct rows: the pending seeds first, then uniform draws (all rows if fewer exist)."""
+        if self._cost is not None:
+            self._rank()
         return _seeded_rows(self._pending, num_samples, self._space.size, self._space.get_random_sample_rows)
 
     def get_random_sample(self, num_samples: int) -> list[tuple]:

@@ -69,7 +69,12 @@ def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
     "log" is a float searched on a log scale; int and float also take `"log": true` and `"step"`.
     """
     dists = {}
+    from generator.sandbox.checks import hyperparameter_values_problem
+
     for name, spec in hyperparameters.items():
+        problem = hyperparameter_values_problem(name, spec) if isinstance(spec, dict) else None
+        if problem:  # a study, its storage and the run directory keep values as JSON (issue 39)
+            raise HpoError(f"{origin}: {problem}")
         try:
             dists[name] = _distribution(spec)
         except (KeyError, TypeError, ValueError) as exc:
