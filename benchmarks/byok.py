@@ -29,7 +29,7 @@ import numpy as np
 from generator.kernels.check import cache_summary, measure_original, measure_space, time_configuration
 from generator.kernels.template import KernelSpec, Template, load_kernel_spec
 from generator.kernels.templating import template_kernel
-from generator.kernels.tuning import best_shipped_optimizer, tune_problem
+from generator.kernels.tuning import recommended_optimizer, tune_problem
 from generator.tasks.problems import load_problem
 from generator.tasks.restrictions import valid_indices
 
@@ -202,7 +202,7 @@ def _write(out: Path, args, rows: list, campaign: dict | None) -> None:
         machine = f"{platform.machine()}, {os.cpu_count()} cores, GPU {', '.join(devices) or 'none measured'}"
         models = "none: the GPU machine reaches no network and no model travels there; the replies are hand-written"
     doc = {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "machine": machine, "optimizer": best_shipped_optimizer().stem, "seeds": args.seeds, "rounds": args.rounds,
+           "machine": machine, "optimizer": recommended_optimizer().stem, "seeds": args.seeds, "rounds": args.rounds,
            "local_models": models,
            "sets": rows, "kernel_campaign": campaign}
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -91,7 +91,7 @@ def test_whole_pipeline_on_a_naive_c_matmul(tmp_path, capsys):
     values = task.key.values[~task.key.failed]
     assert values.size == 20 and (values > 0).all()
     tuning = run["tuning"]
-    assert tuning["optimizer"] == "knn_late_acceptance" and tuning["fevals"] == 6
+    assert tuning["optimizer"] == "recommended" and tuning["fevals"] == 6
     assert tuning["best_ms"] >= np.nanmin(task.key.values)  # found inside the measured space
     # the speed-up comes from alternate timings of the original and the tuned configuration on the same input
     assert set(tuning["best_config"]) == {"tile_i", "tile_j", "loop_order", "unroll_k"}

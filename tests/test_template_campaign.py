@@ -40,7 +40,7 @@ def test_kernel_campaign_new_refine_fix_and_resume(tmp_path, capsys):
     assert refine.operator == "refine" and refine.parent_ids == ["c0001"] and "vectorises" in refine.description
     assert refine.error["kind"] == "check" and "does not compile" in refine.error["message"]
     assert fix.operator == "fix" and fix.parent_ids == ["c0002"] and fix.ok
-    assert fix.fitness["fevals"] == 4 and fix.fitness["optimizer"] == "knn_late_acceptance"
+    assert fix.fitness["fevals"] == 4 and fix.fitness["optimizer"] == "recommended"
     assert fix.fitness["best_ms"] >= fix.fitness["optimum_ms"] > 0
     assert fix.score == pytest.approx(fix.fitness["original_ms"] / fix.fitness["best_ms"])
     assert (tmp_path / "run" / fix.code_path).read_text().startswith("#include <chrono>")

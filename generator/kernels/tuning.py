@@ -1,13 +1,12 @@
-"""Tuning a written template problem with the best shipped optimizer, on its measured space.
+"""Tuning a written template problem with the recommended optimizer, on its measured space.
 
-"Best" is read from the shipped generalisation report (generated_algorithms/reports/
-generalisation.json): the generated module with the highest test score P. The optimizer is trusted
+The optimizer is `generated_algorithms.recommended`, the one the generalisation protocol picked and the
+README recommends: every command that picks an optimizer for the user picks that one. It is trusted
 code (shipped with Tunesmith) and runs on the cached space, so no kernel runs here.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -17,19 +16,11 @@ from generator.scoring.score import Budget
 from generator.tasks.problems import load_problem_tasks
 
 
-def _algorithms_dir() -> Path:
+def recommended_optimizer() -> Path:
+    """The recommended optimizer module (generated_algorithms/recommended.py)."""
     import generated_algorithms
 
-    return Path(generated_algorithms.__file__).resolve().parent
-
-
-def best_shipped_optimizer(algorithms: Path | None = None) -> Path:
-    """The exported module with the best test score P in the shipped generalisation report."""
-    algorithms = algorithms or _algorithms_dir()
-    report = json.loads((algorithms / "reports" / "generalisation.json").read_text())
-    rows = [r for r in report["rows"] if r.get("generated") and r.get("test") is not None]
-    best = max(rows, key=lambda r: r["test"])
-    return algorithms / f"{best['label'].split('.')[-1]}.py"
+    return generated_algorithms.recommended_path()
 
 
 def tune_problem(problem: Path, original_ms: float, fevals: int | None = None, seed: int = 0,
@@ -38,7 +29,7 @@ def tune_problem(problem: Path, original_ms: float, fevals: int | None = None, s
     task = load_problem_tasks(problem, gpus=[device])[0]
     n = len(task.space.valid)
     fevals = fevals or max(5, n // 4)  # a quarter of the space: tuning, not brute force
-    optimizer = optimizer or best_shipped_optimizer()
+    optimizer = optimizer or recommended_optimizer()
     trace = run_once(task, parse_strategy(str(optimizer)), seed, Budget(float("inf"), fevals))
     values = task.key.values[trace.rows]
     found = np.isfinite(values)
