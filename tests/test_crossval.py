@@ -117,6 +117,9 @@ def test_crossval_command_writes_json_and_markdown(tmp_path, capsys):
     out = json.loads((tmp_path / "cv.json").read_text())
     assert out["winner"] == "b" and out["selection_estimate"]["mean"] == pytest.approx(0.5)
     assert "Selection estimate" in (tmp_path / "cv.md").read_text() and "| b |" in capsys.readouterr().out
+    from generator.bench.crossval import CrossValidation
+
+    assert markdown(CrossValidation.from_dict(out)) + "\n" == (tmp_path / "cv.md").read_text()
     assert families_of(["f1/G", "f1/H", "f2/G"]) == {"f1": ["f1/G", "f1/H"], "f2": ["f2/G"]}
 
 

@@ -32,7 +32,10 @@ def parse_label(label: str) -> tuple[Path, dict]:
     for option in options:
         key, _, raw = option.partition("=")
         values[key] = ast.literal_eval(raw)
-    return ROOT / path, values
+    found = ROOT / path
+    if not found.exists():  # benched before the move to the archive (generated_algorithms/x.py)
+        found = ROOT / "generated_algorithms" / "archive" / Path(path).name
+    return found, values
 
 
 def about_of(path: Path) -> str:

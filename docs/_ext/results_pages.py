@@ -491,3 +491,29 @@ def figures(out: Path) -> list[Path]:
     written.append(_bar_chart([(r["label"].replace("generated_algorithms.", ""), r["per_task"]) for r in keep],
                               _generalisation_tasks(g), out / "generalisation.png", "P per space"))
     return written + _convergence_figures(out)
+
+
+# ---------------------------------------------------------------- the generalisation protocol (issue 38)
+
+PROTOCOL = ("benchmarks/results/protocol/crossval.json",
+            "tunesmith crossval benchmarks/results/protocol/shipped20.json benchmarks/results/protocol/kernel_tuner10.json "
+            "--protocol benchmarks/protocol/families.toml --tasks ../shared/data/benchmark_hub --tasks "
+            "../shared/data/more_spaces --tasks problems --json benchmarks/results/protocol/crossval.json")
+
+
+def protocol_page(rel: str = PROTOCOL[0], command: str = PROTOCOL[1]) -> str:
+    """The protocol's cross-validated table, folds and portfolio rule, from `tunesmith crossval --json`."""
+    from generator.bench.crossval import CrossValidation, markdown
+    from generator.bench.crossval_report import portfolio_from_dict, portfolio_markdown
+
+    d = load(rel)
+    inputs = "; ".join(f"`{i['file']}` ({i.get('strategies')} strategies, {i.get('tasks')} tasks, {i.get('repeats')} "
+                       f"repeats, seed {i.get('seed')})" for i in d.get("inputs", []))
+    out = [markdown(CrossValidation.from_dict(d)), ""]
+    if d.get("portfolio"):
+        out += [portfolio_markdown(portfolio_from_dict(d["portfolio"])), ""]
+    out += [f"Source: `{rel}`, written by `{command}` on {d.get('date')}, from {inputs}.", ""]
+    return "\n".join(out)
+
+
+RESULTS["results-protocol.md"] = protocol_page

@@ -170,6 +170,12 @@ class CrossValidation:
     def winner(self) -> str:
         return self.strategies[0].label
 
+    @classmethod
+    def from_dict(cls, doc: dict) -> CrossValidation:
+        """The table back from `to_dict` (a `tunesmith crossval --json` file)."""
+        rows = [StrategyCV(**{k: v for k, v in s.items() if k != "rank_spread"}) for s in doc["strategies"]]
+        return cls(doc["families"], rows, [SelectionFold(**f) for f in doc["folds"]], doc.get("sealed", []))
+
     def to_dict(self) -> dict:
         mean, se = self.selection_estimate
         return {"families": self.families, "sealed": self.sealed, "winner": self.winner,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 from generator.bench.crossval import cross_validate, load_tables, markdown, sealed_families
@@ -15,7 +17,8 @@ def crossval_report(results: list[str], protocol: str | None = None, task_entrie
     table = load_tables(results)
     sealed = sealed_families(protocol)
     cv = cross_validate(table, sealed)
-    doc = {"results": [str(r) for r in results], "protocol": protocol, **cv.to_dict()}
+    doc = {"results": [str(r) for r in results], "inputs": [_input_meta(r) for r in results], "protocol": protocol,
+           "date": time.strftime("%Y-%m-%d"), **cv.to_dict()}
     text = markdown(cv)
     if task_entries:
         portfolio = _portfolio(table.without(sealed), task_entries, members)
@@ -26,6 +29,20 @@ def crossval_report(results: list[str], protocol: str | None = None, task_entrie
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(content)
     return text
+
+
+def _input_meta(path) -> dict:
+    """What a bench result file says of how it was made (repeats, seed, tasks, date)."""
+    doc = json.loads(Path(path).read_text())
+    return {"file": str(path), **{k: doc[k] for k in ("repeats", "seed", "date", "complete") if k in doc},
+            "strategies": len(doc.get("results", {})), "tasks": len(doc.get("tasks", []))}
+
+
+def portfolio_from_dict(doc: dict):
+    """A PortfolioCV back from its `to_dict` (the `portfolio` key of a crossval JSON)."""
+    from generator.bench.portfolio import PortfolioCV, PortfolioFold, Rule
+
+    return PortfolioCV(Rule(**doc["rule"]), [PortfolioFold(**f) for f in doc["folds"]])
 
 
 def _portfolio(table, task_entries, members):
@@ -44,16 +61,21 @@ def _portfolio(table, task_entries, members):
     return nested_estimate(table, feats, chosen)
 
 
+def _names(text: str) -> str:
+    """Strategy files by their module names: `generated_algorithms/archive/x.py` -> `x`."""
+    return re.sub(r"[\w./-]*/(\w+)\.py", r"\1", text)
+
+
 def portfolio_markdown(p) -> str:
     """The portfolio's rule and its nested estimate against the single best member's."""
     e = p.estimates()
-    lines = [f"Portfolio rule learned on every family: {p.rule.describe()}.",
+    lines = [f"Portfolio rule learned on every family: {_names(p.rule.describe())}.",
              f"Nested estimate (rule learned without the family it is scored on): portfolio {e['portfolio']:.3f} ± "
              f"{e['portfolio_se']:.3f}, single best member {e['single']:.3f} ± {e['single_se']:.3f}, difference "
              f"{e['difference']:+.3f} ± {e['difference_se']:.3f}.", "",
              "| left-out family | rule learned without it | portfolio P | single best without it | its P |",
              "| --- | --- | ---: | --- | ---: |"]
     for f in p.folds:
-        lines.append(f"| {f.family} | {f.rule} | {f.portfolio_p:.3f} | {Path(f.single.split(':')[0]).stem} | "
+        lines.append(f"| {f.family} | {_names(f.rule)} | {f.portfolio_p:.3f} | {_names(f.single)} | "
                      f"{f.single_p:.3f} |")
     return "\n".join(lines)
