@@ -308,7 +308,8 @@ def _setup_template(p: argparse.ArgumentParser) -> None:
     p.add_argument("kernel", help="a kernel spec: problem.toml without [tune_params] (its folder holds kernel and "
                    "reference), or a kernel campaign file (a TOML file with a [kernel_campaign] table)")
     p.add_argument("--out", default=None, help="output folder: the recording, the written problem, template_run.json")
-    p.add_argument("--model", default="synth/components", help="LLM model string (local/..., replay/DIR, openai/...)")
+    p.add_argument("--model", default=None, help="LLM model string (local/..., replay/DIR, openai/...); the "
+                   "offline synthesizer writes optimizers, not templates")
     p.add_argument("--attempts", type=int, default=3, help="proposals at most (the first new, then fixes)")
     p.add_argument("--fevals", type=int, default=None, help="tuning budget in evaluations (default: a quarter of the space)")
 

@@ -132,6 +132,35 @@ def test_template_without_out_says_what_to_add(capsys):
     assert code != 0 and "needs --out DIR" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("model, says", [
+    ("synth/components", "--model synth/components: the offline synthesizer writes optimizers, not kernel templates"),
+    ("local/qwen2.5-coder-1.5b", "is not installed"),
+    ("openai/gpt-4o-mini", "OPENAI_API_KEY is not set"),
+    (None, "needs --model MODEL"),
+])
+def test_a_model_that_cannot_write_templates_is_refused_in_one_line_writing_nothing(model, says, tmp_path, capsys,
+                                                                                   monkeypatch):
+    """Issue 40, item 5: a model not installed or a missing key once left OUT/config.json and exchanges.jsonl
+    behind, and the synthesizer (then the default) burnt three attempts before exiting 1."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("TUNESMITH_MODEL_DIR", str(tmp_path / "no-models"))
+    out = tmp_path / "o"
+    code = main(["template", str(KERNEL), "--out", str(out)] + (["--model", model] if model else []))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and says in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_the_rejection_asks_for_the_block_the_prompt_asks_for():
+    """Issue 40, item 5: the prompts ask for a ```cpp block, the rejection asked for a ```c block."""
+    from generator.kernels.templating import messages_for
+
+    prompt = messages_for(load_kernel_spec(KERNEL), "new")[1]["content"]
+    with pytest.raises(TemplateError) as refused:
+        parse_template("no code here", load_kernel_spec(KERNEL))
+    assert "```cpp block" in prompt and "```cpp block" in str(refused.value)
+
+
 def test_a_machine_without_the_compiler_is_told_before_any_template(tmp_path, capsys, monkeypatch):
     import shutil
 
