@@ -35,7 +35,7 @@ def _build_parser() -> argparse.ArgumentParser:
     for name, (setup, handler, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
         setup(p)
-        p.set_defaults(handler=handler)
+        p.set_defaults(handler=handler, subparser=p)
     return parser
 
 
@@ -390,11 +390,20 @@ def _one_line_task_warnings() -> None:
     warnings.formatwarning = format_warning
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; a flag the subcommand does not know is refused with the subcommand's usage, not the
+    top-level one (`tunesmith status RUN --kk 3` shows how `status` is called)."""
+    args, unknown = _build_parser().parse_known_args(argv)
+    if unknown:
+        args.subparser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     from generator.interrupts import sigterm_as_interrupt
 
-    args = _build_parser().parse_args(argv)
+    args = _parse(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
     _one_line_task_warnings()
     try:

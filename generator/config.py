@@ -7,6 +7,7 @@ field on `CampaignConfig` (see `SECTIONS`). The README's "Campaign configuration
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -365,7 +366,15 @@ def _fix_hint(err: dict) -> str:
         # strict fields: "2" or "true" in quotes is a string in TOML, and a guess at what was meant is no answer
         what = {"int_type": "a whole number", "float_type": "a number", "bool_type": "true or false"}[kind]
         return f"must be {what} without quotes (got {err.get('input')!r})"
-    return f"{err['msg'].lower()} (got {err.get('input')!r})"
+    return f"{err['msg'].lower()} (got {_as_toml(err.get('input'))})"
+
+
+def _as_toml(value) -> str:
+    """A value as the campaign file spells it: `true`, not Python's `True` (JSON's forms are TOML's here)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _one_line(path: str, exc: ValidationError) -> str:

@@ -27,7 +27,7 @@ from generator.errors import TunesmithError
 from generator.kernels.check import cache_summary, check_template, measure_original, measure_space
 from generator.kernels.template import (KernelSpec, Template, TemplateError, load_kernel_spec, parse_template,
                                         write_problem)
-from generator.kernels.templating import check_template_model, messages_for, replies_label
+from generator.kernels.templating import check_template_model, headline, messages_for, replies_label
 from generator.kernels.tuning import tune_problem
 from generator.live.kernel import require_device
 from generator.llm.client import CapReached, LLMClient, StopCampaign
@@ -150,7 +150,7 @@ class _Loop:
         cand.timings = {"total_s": round(time.monotonic() - t0, 2)}
         self.archive.append_candidate(cand)
         self.done[cid] = cand
-        verdict = f"speed-up {cand.score:.2f}x" if cand.ok else f"failed: {cand.error['message'].splitlines()[0][:120]}"
+        verdict = f"speed-up {cand.score:.2f}x" if cand.ok else f"failed: {headline(cand.error['message'])}"
         self.log(f"{cid} gen {generation} {operator} {cand.parent_ids or ''} (replies: {self.replies}): {verdict}")
         return cand
 

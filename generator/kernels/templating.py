@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from generator.config import LLMConfig
-from generator.errors import TunesmithError
+from generator.errors import TunesmithError, clipped, printable
 from generator.kernels.check import (cache_summary, check_template, measure_original, measure_space,
                                      time_configuration)
 from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
@@ -112,7 +112,7 @@ def propose_and_check(spec: KernelSpec, client: LLMClient, run: TemplateRun, att
         except TemplateError as exc:
             template, att.feedback = None, str(exc)
         att.seconds = round(time.monotonic() - t0, 2)
-        verdict = "accepted" if att.accepted else "rejected: " + att.feedback.splitlines()[0][:160]
+        verdict = "accepted" if att.accepted else "rejected: " + headline(att.feedback)
         log(f"attempt {n} ({operator}, replies: {run.replies}): {att.configurations} configurations; {verdict}")
         if att.accepted:
             return template
@@ -135,6 +135,19 @@ def check_template_model(settings: LLMConfig, what: str = "--model") -> None:
         check_model(settings)
     except TunesmithError as exc:
         raise TunesmithError(f"{what} {settings.model}: {str(exc).removeprefix(f'llm.model = {settings.model!r}: ')}") from None
+
+
+def headline(feedback: str, width: int = 240) -> str:
+    """The feedback's first sentence for the terminal, whole; a first line that ends in a colon (the
+    compiler's message follows) takes the first error line after it, cut at a word if need be."""
+    lines = [line.strip() for line in printable(feedback).splitlines() if line.strip()]
+    if not lines:
+        return "(no reason given)"
+    first = lines[0]
+    if first.endswith(":") and len(lines) > 1:
+        detail = next((line for line in lines[1:] if "error" in line.lower()), lines[1])
+        return first + " " + clipped(detail, max(60, width - len(first)))
+    return first
 
 
 def template_kernel(spec_path, out_dir, model: str | None, attempts: int = 3, sample: int = 6,
