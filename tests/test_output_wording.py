@@ -62,3 +62,26 @@ def test_a_mistyped_flag_after_a_subcommand_shows_that_subcommands_usage(tmp_pat
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and err.startswith("usage: tunesmith status "), err
     assert "unrecognized arguments: --kk 3" in err
+
+
+def test_status_of_a_kernel_campaign_speaks_of_templates_and_speed_ups(tmp_path):
+    """Issue 40, item 10: it printed 'run: ... ()', '3 of None generated', 'mean P' for speed-ups, '± ?', 'runs 0'."""
+    from generator.archive import Archive
+    from generator.campaign.printing import format_status
+
+    archive = Archive.create(tmp_path / "run", {"kind": "kernel_campaign", "kernel": "kernels/matmul_naive_c",
+                                                "model": "replay/hand", "replies": "hand-written (not an LLM)"})
+    fitness = {"score": 1.053, "best_ms": 0.3123, "original_ms": 0.3289, "optimum_ms": 0.31, "fevals": 4,
+               "optimizer": "knn_late_acceptance"}
+    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new", description="tiles keep B in L1",
+                                       code_path=archive.write_code("c0001", "// kernel"), fitness=fitness))
+    archive.append_candidate(Candidate(id="c0002", generation=1, operator="refine", description="vectorise j",
+                                       code_path=archive.write_code("c0002", "// kernel"),
+                                       error={"kind": "check", "message": "It does not compile"}))
+    archive.write_status({"state": "finished", "reason": "", "usage": {"calls": 2, "tokens": 0}, "best": "c0001"})
+    text = format_status(archive.run_dir)
+    for stale in ("()", "None", "mean P", "± ?", "runs", "LLM :"):
+        assert stale not in text, (stale, text)
+    assert "candidates: 2 templates made, 1 failed (check: 1)" in text, text
+    assert "replies: hand-written (not an LLM): 2 calls" in text, text
+    assert "speed-up over the original kernel" in text and " 1.05x " in text and "knn_late_acceptance, 4 evals" in text
