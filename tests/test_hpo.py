@@ -207,3 +207,18 @@ def test_a_trial_that_raises_counts_as_failed_not_as_interrupted(tmp_path, hub_d
     counts = hpo._trial_counts(study)
     assert counts["failed"] == 1 and counts["interrupted"] == 0, counts
     assert "evaluation broke" in study.trials[0].user_attrs["error"]
+
+
+def test_the_hpo_storage_uses_optunas_current_heartbeat_callback_and_hides_no_deprecation(tmp_path):
+    """Issue 40, item 16: the storage was opened with RetryFailedTrialCallback and failed_trial_callback=, both
+    deprecated since Optuna 4.9, with every warning silenced; only the heartbeat's ExperimentalWarning is."""
+    import warnings
+
+    from generator.tuning.storage import open_storage
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        storage = open_storage(f"sqlite:///{tmp_path / 'hpo.db'}", heartbeat=5)
+    callback = storage.heartbeat_stale_trial_callback
+    assert type(callback) is optuna.storages.RetryHeartbeatStaleTrialCallback, type(callback)
