@@ -150,8 +150,10 @@ def _setup_status(p: argparse.ArgumentParser) -> None:
 
 def _cmd_status(args) -> int:
     from generator.campaign.loop import format_status
+    from generator.kernels.status import format_kernel_status, is_kernel_run
 
-    print(format_status(args.run_dir, args.k))
+    # a kernel campaign's templates are scored by speed-up: no budget, no P, no repeats
+    print((format_kernel_status if is_kernel_run(args.run_dir) else format_status)(args.run_dir, args.k))
     return 0
 
 

@@ -64,10 +64,9 @@ def test_a_mistyped_flag_after_a_subcommand_shows_that_subcommands_usage(tmp_pat
     assert "unrecognized arguments: --kk 3" in err
 
 
-def test_status_of_a_kernel_campaign_speaks_of_templates_and_speed_ups(tmp_path):
+def test_status_of_a_kernel_campaign_speaks_of_templates_and_speed_ups(tmp_path, capsys):
     """Issue 40, item 10: it printed 'run: ... ()', '3 of None generated', 'mean P' for speed-ups, '± ?', 'runs 0'."""
     from generator.archive import Archive
-    from generator.campaign.printing import format_status
 
     archive = Archive.create(tmp_path / "run", {"kind": "kernel_campaign", "kernel": "kernels/matmul_naive_c",
                                                 "model": "replay/hand", "replies": "hand-written (not an LLM)"})
@@ -79,7 +78,8 @@ def test_status_of_a_kernel_campaign_speaks_of_templates_and_speed_ups(tmp_path)
                                        code_path=archive.write_code("c0002", "// kernel"),
                                        error={"kind": "check", "message": "It does not compile"}))
     archive.write_status({"state": "finished", "reason": "", "usage": {"calls": 2, "tokens": 0}, "best": "c0001"})
-    text = format_status(archive.run_dir)
+    assert main(["status", str(archive.run_dir)]) == 0
+    text = capsys.readouterr().out
     for stale in ("()", "None", "mean P", "± ?", "runs", "LLM :"):
         assert stale not in text, (stale, text)
     assert "candidates: 2 templates made, 1 failed (check: 1)" in text, text

@@ -91,10 +91,6 @@ def format_summary(s: Summary) -> str:
 def format_status(run_dir, k: int = 10) -> str:
     """`tunesmith status`: state, budget used, failures, leaderboard, LLM usage of a run directory."""
     archive = Archive.open(run_dir)
-    from generator.kernels.status import format_kernel_status, is_kernel_run
-
-    if is_kernel_run(archive):  # templates scored by speed-up: no budget, no P, no repeats
-        return format_kernel_status(archive, _state_line(archive.run_dir, archive.status()), k)
     cands = archive.candidates()
     status = archive.status()
     budget = status.get("budget") or archive.config.get("evolution", {}).get("budget")

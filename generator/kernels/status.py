@@ -11,12 +11,17 @@ from generator.archive import Archive, Candidate
 from generator.errors import clipped, printable
 
 
-def is_kernel_run(archive: Archive) -> bool:
-    return archive.config.get("kind") == "kernel_campaign"
+def is_kernel_run(run_dir) -> bool:
+    """Whether the run directory holds a kernel campaign (`tunesmith template CAMPAIGN.toml`)."""
+    return Archive.open(run_dir).config.get("kind") == "kernel_campaign"
 
 
-def format_kernel_status(archive: Archive, state_line: str, k: int = 10) -> str:
+def format_kernel_status(run_dir, k: int = 10) -> str:
     """Kernel, state, candidates made and failed, replies and their usage, the speed-up leaderboard."""
+    from generator.campaign.printing import _state_line
+
+    archive = Archive.open(run_dir)
+    state_line = _state_line(archive.run_dir, archive.status())
     cands = archive.candidates()
     failed: dict[str, int] = {}
     for c in cands:
