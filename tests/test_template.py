@@ -12,6 +12,9 @@ from generator.cli import main
 from generator.kernels.template import TemplateError, load_kernel_spec, parse_template, sample_configs
 from generator.llm.records import read_exchanges
 from generator.tasks.problems import ProblemError, load_problem, load_problem_tasks
+from generator.live.kernel import cpu_name, device_label
+
+CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = ROOT / "benchmarks" / "byok" / "kernels" / "matmul_naive_c"
@@ -86,8 +89,8 @@ def test_whole_pipeline_on_a_naive_c_matmul(tmp_path, capsys):
     assert len(exchanges) == 2 and first["feedback"] in exchanges[1].messages[1]["content"]
     # a problem every command takes as is: it loads, and its measured cache is a cached task
     problem = load_problem(run["problem"])
-    task = load_problem_tasks(problem.path, gpus=["CPU"])[0]
-    assert task.name == "matmul_naive_c_template/CPU" and len(task.space.valid) == 20
+    task = load_problem_tasks(problem.path, gpus=[CPU])[0]
+    assert task.name == f"matmul_naive_c_template/{CPU}" and len(task.space.valid) == 20
     values = task.key.values[~task.key.failed]
     assert values.size == 20 and (values > 0).all()
     tuning = run["tuning"]
@@ -109,7 +112,7 @@ def test_space_measurement_stores_wrong_configurations_as_failed_checking_a_prob
     template = parse_template(_reply(1), spec)  # unroll_k=5 skips the last k of 96
     doc, device = check.measure_space(spec, template, tmp_path / "caches")
     failed = {k for k, e in doc["cache"].items() if e.get("verification") == "failed"}
-    assert device == "CPU" and (tmp_path / "caches" / "CPU.json.gz").is_file()
+    assert device == CPU and (tmp_path / "caches" / f"{CPU}.json.gz").is_file()
     assert failed == {",".join(map(str, c)) for c in template.configs if c[2] == 5} and len(failed) == 5
     assert doc["tunesmith"]["verification_failures"] == 5 and doc["tunesmith"]["walled"]
 
