@@ -22,6 +22,9 @@ def test_leaderboard_descriptions_are_cut_after_a_whole_word_and_say_so():
     shown = _leaderboard_lines(board)[1].split("new       ", 1)[1]
     assert shown.endswith("…") and len(shown) <= 60, shown
     assert LONG.startswith(shown[:-1]) and LONG[len(shown) - 1] in " :", shown  # the last word shown is whole
+    one_word = "SpreadPackBroodIteratedMemeticIndexStepKnnAnnealingEvolution: population search"
+    board[0].description = one_word  # a class name longer than the column is shown whole, not cut inside
+    assert _leaderboard_lines(board)[1].endswith("  SpreadPackBroodIteratedMemeticIndexStepKnnAnnealingEvolution…")
 
 
 def test_a_template_rejection_line_says_why_in_whole_sentences():
