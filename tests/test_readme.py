@@ -119,3 +119,30 @@ def test_commands_in_the_docs_take_the_hub_from_its_environment_variable():
     fixed = re.findall(r"--tasks\s+['\"]?\.\./shared/data/benchmark_hub", TEXT)
     assert not fixed, f"a command in the docs names the hub's default path instead of $TUNESMITH_BENCHMARK_HUB: {fixed}"
     assert "${TUNESMITH_BENCHMARK_HUB:-../shared/data/benchmark_hub}" in TEXT
+
+
+QUICKSTART_JSON = "benchmarks/synth_quickstart_results.json"
+
+
+def _quickstart_block() -> list[str]:
+    """The README's quickstart output: the indented block after 'a summary like this one'."""
+    after = README.split("summary like this one", 1)[1].split("\n\n", 1)[1]
+    block = []
+    for line in after.splitlines():
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:].rstrip())
+    return [line for line in block if line] or ["(no block)"]
+
+
+def test_the_readme_quickstart_output_is_the_run_its_json_records():
+    """Issue 40, item 9: the README showed 'c0079, P 0.948, 130 calls' while today's code gives c0097, P 0.932;
+    the block must be the summary benchmarks/synth_quickstart.py recorded, and the prose its date."""
+    import json
+
+    data = json.loads((ROOT / QUICKSTART_JSON).read_text(encoding="utf-8"))
+    assert "summary" in data, f"{QUICKSTART_JSON} records no summary: run benchmarks/synth_quickstart.py again"
+    assert _quickstart_block() == [line.rstrip() for line in data["summary"].splitlines() if line]
+    assert f"`{QUICKSTART_JSON}`, {data['date']}" in README
+    best = data["compare"]["best"]["id"]
+    assert f"best candidate: {best}, P {data['compare']['best']['campaign_score']:.3f}" in data["summary"]
