@@ -108,7 +108,7 @@ def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Pa
                tuned_best_ms_from_cache_median=float(np.median(tuned)),
                seeds_that_found_the_optimum=sum(t == run.space["best_ms"] for t in tuned), tuned_config=best_config)
     ref_spec, ref = None, None
-    if shipped and device == "CPU":
+    if shipped and device.startswith("CPU"):  # "CPU_<model>"
         ref_spec, ref = shipped_problem_space(ROOT / shipped, work / "shipped")
     elif shipped:
         ref = shipped_cache_best(ROOT / shipped, device)

@@ -6,9 +6,13 @@ its best candidate compares with Kernel Tuner's strategies (issue 5's targets).
 
 1. runs `tunesmith run CONFIG --run-dir DIR` in a fresh process and times it (skip with --skip-run
    to analyse an existing run directory);
-2. counts the synthesized candidates that ran without error (failures of any kind count against
+2. records the summary the campaign ends with (leaderboard, best candidate, calls and tokens), rendered
+   from the run directory by the campaign's own formatter, naming the campaign file's own run directory
+   (what `tunesmith run CONFIG` prints); the README's quickstart block is this text
+   (tests/test_readme.py checks that they agree);
+3. counts the synthesized candidates that ran without error (failures of any kind count against
    it; duplicates are not candidates of their own);
-3. scores the best candidate and Kernel Tuner's genetic_algorithm, simulated_annealing,
+4. scores the best candidate and Kernel Tuner's genetic_algorithm, simulated_annealing,
    hybrid_vndx, adaptive_tabu_greywolf and random_sample on the campaign's training and test tasks
    with `generator.bench.bench` (same time budgets, same seeds per repeat, methodology score P), at more
    repeats than the campaign used, so that the winner's score is not just its lucky draw.
@@ -49,6 +53,22 @@ def candidate_counts(archive) -> dict:
     ran = sum(1 for c in own if not c.error)
     return {"generated": len(made), "duplicates": len(made) - len(own), "distinct": len(own), "ran": ran,
             "failed": failed, "success_rate": ran / len(own) if own else 0.0}
+
+
+def campaign_summary(archive, shown_dir: Path) -> str:
+    """The end-of-campaign summary of the run directory, as `tunesmith run` prints it when the run ends in
+    `shown_dir` (the campaign file's output.run_dir: what a user of the README's command sees)."""
+    from generator.campaign.printing import Summary, format_summary
+    from generator.llm.client import Usage
+
+    usage = Usage()
+    for exchange in archive.exchanges():
+        usage.add(exchange)
+    status, board = archive.status(), archive.best(10)
+    summary = Summary(shown_dir, status.get("state", "stopped"), status.get("reason", ""),
+                      len(archive.candidates()), archive.config["evolution"]["budget"], usage.to_dict(), board,
+                      shown_dir / board[0].code_path if board else None, archive.config["llm"]["model"])
+    return format_summary(summary)
 
 
 def compare(run_dir: Path, archive, repeats: int, seed: int, workers: int | None) -> dict:
@@ -116,7 +136,8 @@ def main(argv=None) -> int:
         made = archive.candidates()
         wall = max(c.created for c in made) - min(c.created for c in made) if made else 0.0
     result = {"config": args.config, "run_dir": str(run_dir), "campaign_wall_s": wall,
-              "counts": candidate_counts(archive), "repeats": args.repeats, "seed": args.seed,
+              "summary": campaign_summary(archive, _own_run_dir(args.config)), "counts": candidate_counts(archive),
+              "repeats": args.repeats, "seed": args.seed,
               "machine": f"{platform.machine()} {platform.processor() or ''}".strip() + f", {_cpus()} CPUs",
               "date": date.today().isoformat()}
     result["compare"] = compare(run_dir, archive, args.repeats, args.seed, args.workers)
@@ -127,6 +148,13 @@ def main(argv=None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
     return 0
+
+
+def _own_run_dir(config: str) -> Path:
+    """The run directory the campaign file names (output.run_dir), as `tunesmith run CONFIG` uses it."""
+    from generator.config import campaign_file, load_config
+
+    return Path(load_config(campaign_file(config)).output.run_dir)
 
 
 def _cpus() -> int:

@@ -35,7 +35,7 @@ def _build_parser() -> argparse.ArgumentParser:
     for name, (setup, handler, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
         setup(p)
-        p.set_defaults(handler=handler)
+        p.set_defaults(handler=handler, subparser=p)
     return parser
 
 
@@ -150,8 +150,10 @@ def _setup_status(p: argparse.ArgumentParser) -> None:
 
 def _cmd_status(args) -> int:
     from generator.campaign.loop import format_status
+    from generator.kernels.status import format_kernel_status, is_kernel_run
 
-    print(format_status(args.run_dir, args.k))
+    # a kernel campaign's templates are scored by speed-up: no budget, no P, no repeats
+    print((format_kernel_status if is_kernel_run(args.run_dir) else format_status)(args.run_dir, args.k))
     return 0
 
 
@@ -237,7 +239,8 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory")
     p.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
     p.add_argument("--id", help="candidate to export (default: the best tuned one, else the best)")
-    p.add_argument("--out", help="package directory to write into (default: the generated_algorithms package)")
+    p.add_argument("--out", help="folder to write NAME.py into, nothing else added there (default: the "
+                   "generated_algorithms package)")
     p.add_argument("--force", action="store_true", help="replace an existing module of that name (and its report)")
 
 
@@ -308,7 +311,8 @@ def _setup_template(p: argparse.ArgumentParser) -> None:
     p.add_argument("kernel", help="a kernel spec: problem.toml without [tune_params] (its folder holds kernel and "
                    "reference), or a kernel campaign file (a TOML file with a [kernel_campaign] table)")
     p.add_argument("--out", default=None, help="output folder: the recording, the written problem, template_run.json")
-    p.add_argument("--model", default="synth/components", help="LLM model string (local/..., replay/DIR, openai/...)")
+    p.add_argument("--model", default=None, help="LLM model string (local/..., replay/DIR, openai/...); the "
+                   "offline synthesizer writes optimizers, not templates")
     p.add_argument("--attempts", type=int, default=3, help="proposals at most (the first new, then fixes)")
     p.add_argument("--fevals", type=int, default=None, help="tuning budget in evaluations (default: a quarter of the space)")
 
@@ -389,11 +393,20 @@ def _one_line_task_warnings() -> None:
     warnings.formatwarning = format_warning
 
 
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; a flag the subcommand does not know is refused with the subcommand's usage, not the
+    top-level one (`tunesmith status RUN --kk 3` shows how `status` is called)."""
+    args, unknown = _build_parser().parse_known_args(argv)
+    if unknown:
+        args.subparser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     from generator.interrupts import sigterm_as_interrupt
 
-    args = _build_parser().parse_args(argv)
+    args = _parse(argv)
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
     _one_line_task_warnings()
     try:

@@ -2,11 +2,12 @@
 
 Sections: [llm] (+ [llm.caps]), [evolution] (+ [evolution.operators]), [tasks], [evaluation],
 [prompts], [output]. Rooms that come later add their own section by adding a model here and one
-field on `CampaignConfig` (see `SECTIONS`). The README's "Campaign configuration" documents keys.
+field on `CampaignConfig` (see `SECTIONS`). docs/reference/campaign-file.md documents the keys.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -249,7 +250,7 @@ class EvaluationConfig(Section):
     executor: str = Field("local", description="where evaluations run: 'local', 'dask-local' or 'dask://HOST:PORT' (a running Dask scheduler)")
     worker_wait: float = Field(300.0, gt=0, description="Dask: seconds to wait for a worker before stopping (resumable)")
     seed: int | None = Field(None, strict=True, description="the runs' random streams (default: evolution.seed), the same for every candidate")
-    # how a candidate's fitness combines its per-task P (README "How P is computed"): "iqm" (the
+    # how a candidate's fitness combines its per-task P (docs/explanation/score-p.md): "iqm" (the
     # interquartile mean: the mean of the middle half, equal to the mean below 4 tasks), "mean", "median"
     aggregate: Literal["mean", "median", "iqm"] = Field("iqm", description="how a candidate's fitness combines its per-task P: 'iqm' (interquartile mean; the mean below 4 tasks), 'mean' or 'median'")
     # racing (generator.scoring.racing): candidates start with min_repeats runs per task; only those that
@@ -292,7 +293,7 @@ class NoveltyConfig(Section):
     # a candidate more similar than this to an archived one is asked for once more, with the prompt
     # saying what it copied (similarity of normalised code, 0..1; 1.0 never asks again). 0.97: above
     # the 0.93-0.97 of the synthesizer's one-component refinements; a one-token edit of a 150-token
-    # class scores about 0.95 (README "Near-copies")
+    # class scores about 0.95 (docs/explanation/near-copies.md)
     max_similarity: float = Field(0.97, ge=0, le=1, description="a reply more similar than this (normalised code, 0..1) to an archived candidate is asked for once more, the prompt saying what it copied; 1.0 never asks again")
 
 
@@ -350,7 +351,7 @@ RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "l
 def _fix_hint(err: dict) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind == "extra_forbidden":
-        return "unknown key; remove it or check its spelling (see README 'Campaign configuration')"
+        return "unknown key; remove it or check its spelling (the keys: docs/reference/campaign-file.md)"
     if kind == "missing":
         return "required; add it"
     if kind == "literal_error":
@@ -365,7 +366,15 @@ def _fix_hint(err: dict) -> str:
         # strict fields: "2" or "true" in quotes is a string in TOML, and a guess at what was meant is no answer
         what = {"int_type": "a whole number", "float_type": "a number", "bool_type": "true or false"}[kind]
         return f"must be {what} without quotes (got {err.get('input')!r})"
-    return f"{err['msg'].lower()} (got {err.get('input')!r})"
+    return f"{err['msg'].lower()} (got {_as_toml(err.get('input'))})"
+
+
+def _as_toml(value) -> str:
+    """A value as the campaign file spells it: `true`, not Python's `True` (JSON's forms are TOML's here)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _one_line(path: str, exc: ValidationError) -> str:

@@ -41,6 +41,18 @@ def printable(text, newlines: bool = True) -> str:
     return text if newlines else text.replace("\n", "\\n")
 
 
+def clipped(text, width: int) -> str:
+    """About `width` characters of a one-line text for a last column or a headline: cut after the last whole
+    word that fits and marked with an ellipsis, never mid-word (a first word longer than `width` is kept whole)."""
+    text = str(text)
+    if len(text) <= width:
+        return text
+    head = text[:width - 1]
+    if not text[width - 1].isspace():  # the cut falls inside a word: drop that word, or keep a first one whole
+        head = head.rsplit(" ", 1)[0] if " " in head else text.split(" ", 1)[0]
+    return head.rstrip(" ,;:-") + "…"
+
+
 def capped(text, limit: int, keep: str = "head") -> str:
     """At most `limit` characters of untrusted text (its head, or its tail), saying how much was cut;
     capping again changes nothing."""

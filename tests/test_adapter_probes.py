@@ -18,6 +18,10 @@ import pytest
 from generated_algorithms import knn_late_acceptance
 from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler
 
+# Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.
+pytestmark = pytest.mark.filterwarnings("error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning",
+                                        "error::DeprecationWarning")
+
 IntD, CatD = optuna.distributions.IntDistribution, optuna.distributions.CategoricalDistribution
 
 

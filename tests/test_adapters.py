@@ -7,6 +7,10 @@ import pytest
 
 from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler, ParamSpace, run_ask_tell
 
+# Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.
+pytestmark = pytest.mark.filterwarnings("error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning",
+                                        "error::DeprecationWarning")
+
 TUNE_PARAMS = {"x": list(range(16)), "y": list(range(16)), "z": ["a", "b", "c"]}
 
 

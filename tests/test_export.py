@@ -109,7 +109,17 @@ def test_export_run_writes_module_with_provenance(run_dir, tmp_path):
     assert "an LLM" not in doc
     assert module.OPTIMIZER().sample == 9 and module.PROVENANCE["candidate_id"] == "c0002"
     assert "| t/B | test | 0.300 | 0.350 |" in exported.report.read_text()
-    assert (out / "__init__.py").exists()
+    assert not (out / "__init__.py").exists()  # issue 40, item 7: --out is the user's folder, not made a package
+
+
+def test_export_into_the_current_folder_adds_only_the_module_and_its_report(run_dir, tmp_path, monkeypatch, capsys):
+    """Issue 40, item 7: `export --out .` (the tutorial's command) wrote an undocumented __init__.py there."""
+    here = tmp_path / "repo"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["export", str(run_dir), "--name", "my_optimizer", "--out", "."]) == 0
+    assert sorted(p.name for p in here.iterdir()) == ["my_optimizer.py", "reports"]
+    assert _import(here / "my_optimizer.py").PROVENANCE["candidate_id"] == "c0002"
 
 
 def test_export_cli(run_dir, tmp_path, capsys):

@@ -188,3 +188,48 @@ def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(tm
     assert result.chosen_params["sample"] == (result.best_params["sample"] if kept else 8)
     assert hpo.load_results(run)["c0001"].validation == result.validation  # written and read back
     assert ("valid" in hpo.format_result(result)) and (("defaults kept" in hpo.format_result(result)) is not kept)
+
+
+@pytest.mark.parametrize("flags", [["--repeats", "0"], ["--trials", "0"], ["--trials", "-3"], ["--top", "0"],
+                                   ["--report-repeats", "0"], ["--worker", "-1"]])
+def test_counts_below_one_are_refused_in_one_line_before_a_study_is_opened(flags, tmp_path, hub_dir, capsys):
+    """Issue 40, item 3: --repeats 0 once printed Optuna's traceback and left a failed trial in hpo.db,
+    --trials 0 and -3 exited 0, --top 0 said 'no candidate succeeded yet'."""
+    run = make_run(tmp_path, hub_dir, test=False)
+    assert main(["hpo", str(run), *flags, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"tunesmith: error: {flags[0]} {flags[1]}: give "), err
+    assert not (run / "hpo.db").exists() and not (run / "hpo").exists()
+
+
+def test_a_trial_that_raises_counts_as_failed_not_as_interrupted(tmp_path, hub_dir, monkeypatch):
+    """Issue 40, item 3: a trial whose evaluation raised was reported as interrupted and run again, so the
+    report said '0 failed trials' while the database held failed trials."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("evaluation broke")
+
+    monkeypatch.setattr(hpo, "_evaluate", broken)
+    run = make_run(tmp_path, hub_dir, test=False)
+    train, _ = hpo.task_sets(Archive.open(run))
+    dists = hpo.distributions(hpo.parse_optimizer(SOURCE).hyperparameters)
+    with pytest.raises(RuntimeError, match="evaluation broke"):
+        hpo.run_study(run, "c0001", SOURCE, dists, train, hpo.HpoSettings(trials=2), 60, 1, progress=False)
+    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.storage_url(run, None))
+    counts = hpo._trial_counts(study)
+    assert counts["failed"] == 1 and counts["interrupted"] == 0, counts
+    assert "evaluation broke" in study.trials[0].user_attrs["error"]
+
+
+def test_the_hpo_storage_uses_optunas_current_heartbeat_callback_and_hides_no_deprecation(tmp_path):
+    """Issue 40, item 16: the storage was opened with RetryFailedTrialCallback and failed_trial_callback=, both
+    deprecated since Optuna 4.9, with every warning silenced; only the heartbeat's ExperimentalWarning is."""
+    import warnings
+
+    from generator.tuning.storage import open_storage
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        storage = open_storage(f"sqlite:///{tmp_path / 'hpo.db'}", heartbeat=5)
+    callback = storage.heartbeat_stale_trial_callback
+    assert type(callback) is optuna.storages.RetryHeartbeatStaleTrialCallback, type(callback)

@@ -3,7 +3,7 @@
 The dead process is a real one (killed with SIGKILL) whose trial names an owner on another host, so
 the same-host recovery (generator.tuning.recovery) cannot tell it is gone: only Optuna's heartbeat
 can. The survivor must not count that RUNNING trial toward --trials: on SQLite the heartbeat fails it
-and RetryFailedTrialCallback queues it again; journal storage has no heartbeat, and the survivor says so.
+and RetryHeartbeatStaleTrialCallback queues it again; journal storage has no heartbeat, and the survivor says so.
 """
 
 from __future__ import annotations

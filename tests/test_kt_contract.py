@@ -242,3 +242,45 @@ def test_the_tuners_budget_measure_reaches_the_optimizer_through_both_entry_poin
     for module in (_load(exported, "reads_spent"), _upstream(exported, tmp_path)):
         _tune(module, {"max_fevals": 8})
         assert module.SEEN == [0.125, 0.25, 0.375, 0.5], module.__name__
+
+
+def _configs(results) -> list:
+    return [tuple(r[k] for k in _vector_add()[-1]) for r in results]
+
+
+def test_an_exported_synthesizer_optimizer_asks_for_no_more_samples_than_the_space_holds(tmp_path):
+    """Issue 40, item 15: on a small space (15 valid configurations here) the synthesizer's optimizers asked
+    Kernel Tuner for up to 512 random samples, and Kernel Tuner warned "Too many samples requested"."""
+    import kernel_tuner
+
+    from generator.export.exporter import Provenance, module_source
+    from generator.llm.synth.compose import read_composition, render
+
+    composition = read_composition((SHIPPED_DIR / "lcb_wide_switching_nearest.py").read_text())
+    path = tmp_path / "small_space.py"
+    path.write_text(module_source("small_space", render(composition)[2], Provenance("unit", "c0001", [], "test")))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results, _ = kernel_tuner.tune_kernel(*_vector_add(), restrictions=RESTRICTIONS,
+                                              strategy=_load(path, "small_space"), strategy_options={"max_fevals": 15},
+                                              verbose=False, cache=str(CACHE), simulation_mode=True)
+    assert len(set(_configs(results))) == 15  # the whole space, found without asking for more of it
+    too_many = [str(w.message) for w in caught if "Too many samples" in str(w.message)]
+    assert not too_many, too_many[:3]
+
+
+def test_the_kernel_tuner_format_file_takes_seed_as_the_exported_module_does(tmp_path):
+    """Issue 40, item 15: the tutorial passes strategy_options={"seed": 1} to the exported module; the file in
+    Kernel Tuner's own format refused it ("Unrecognized option seed"). It takes it now, and Kernel Tuner's own
+    tune_kernel(seed=...) too, and a seed gives the same run again."""
+    import kernel_tuner
+
+    module = _upstream(SHIPPED_DIR / "lcb_wide_switching_nearest.py", tmp_path)
+    first = _configs(_tune(module, {"max_fevals": 12, "seed": 1}))
+    assert first == _configs(_tune(module, {"max_fevals": 12, "seed": 1})) and len(first) >= 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = [kernel_tuner.tune_kernel(*_vector_add(), restrictions=RESTRICTIONS, strategy=module, seed=1,
+                                         strategy_options={"max_fevals": 12}, verbose=False, cache=str(CACHE),
+                                         simulation_mode=True)[0] for _ in range(2)]
+    assert _configs(runs[0]) == _configs(runs[1]) == first

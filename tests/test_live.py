@@ -16,6 +16,9 @@ from generator.live.kernel import LiveSession, LiveUnavailable, device_label, re
 from generator.live.tasks import LiveOracle, load_live_task
 from generator.tasks.problems import load_problem, load_problem_tasks
 from generator.scoring.score import Budget
+from generator.live.kernel import cpu_name
+
+CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
@@ -69,7 +72,7 @@ def tiny_cache(tiny) -> Path:
     first = build_cache(tiny, time_limit=0.01, progress=False)
     assert first.final is None and first.partial.exists() and first.done < first.total
     assert main(["cache", "build", str(tiny)]) == 0
-    return tiny.parent / "caches" / "CPU.json.gz"
+    return tiny.parent / "caches" / f"{CPU}.json.gz"
 
 
 def test_device_label():
@@ -77,17 +80,20 @@ def test_device_label():
     assert device_label("NVIDIA H200") == "H200"
     assert device_label("NVIDIA RTX A4000") == "A4000"
     assert device_label("CPU") == "CPU"
+    # a processor keeps its model: two machines' caches of one C problem do not share CPU.json.gz (issue 40, item 11)
+    assert device_label("CPU Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz") == "CPU_Intel_Xeon_Gold_6248"
+    assert device_label("CPU AMD EPYC 7763 64-Core Processor") == "CPU_AMD_EPYC_7763"
 
 
 @needs_gxx
 def test_brute_force_resumes_and_ships_a_gzipped_cache(tiny_cache):
-    assert tiny_cache.exists() and not (tiny_cache.parent / "CPU.json").exists()
+    assert tiny_cache.exists() and not (tiny_cache.parent / f"{CPU}.json").exists()
     with gzip.open(tiny_cache, "rt") as fh:
         doc = json.load(fh)
     assert len(doc["cache"]) == 4 and doc["tunesmith"]["verification_failures"] == 0
     assert all("framework_time" in e and "times" in e for e in doc["cache"].values())
     [task] = load_problem_tasks(tiny_cache.parent.parent / "problem.toml")
-    assert task.name == "matmul_c/CPU" and not task.key.failed.any() and (task.key.values > 0).all()
+    assert task.name == f"matmul_c/{CPU}" and not task.key.failed.any() and (task.key.values > 0).all()
 
 
 @needs_gxx
@@ -108,7 +114,7 @@ def test_wrong_answers_are_failed_configurations_not_a_crash(tmp_path, tiny):
 @needs_gxx
 def test_live_oracle_measures_each_new_configuration_once(tiny, tiny_cache):
     task = load_live_task(tiny)
-    assert task.cached and task.name == "matmul_c/CPU/live"
+    assert task.cached and task.name == f"matmul_c/{CPU}/live"
     session = LiveSession(task.problem)
     try:
         oracle = LiveOracle(task, Budget(np.inf, 2), session=session)

@@ -14,6 +14,9 @@ import pytest
 
 from generator.cli import main
 from generator.tasks.live_entries import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
+from generator.live.kernel import cpu_name, device_label
+
+CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
 ROOT = Path(__file__).resolve().parents[1]
 MATMUL = "live:matmul_c,fevals=3"  # the same text in every test: one live random-search baseline per process
@@ -147,7 +150,7 @@ def test_evaluate_cli_tunes_the_c_problem_live_in_the_sandbox(optimizer, tmp_pat
     assert main(["evaluate", str(optimizer), "--tasks", MATMUL, "--repeats", "1", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     [(name, task)] = doc["results"][str(optimizer)]["per_task"].items()
-    assert name == "matmul_c/CPU/live" and task["unique_evals"] == 3 and np.isfinite(task["score"])
+    assert name == f"matmul_c/{CPU}/live" and task["unique_evals"] == 3 and np.isfinite(task["score"])
     # the walls are up as for any run (Kernel Tuner and g++ run on the oracle's side, outside them)
     assert doc["fitness"]["metadata"]["protections"]["held"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "random_sampler.py"]  # no temp_* left here
@@ -181,7 +184,7 @@ def test_bench_runs_built_ins_live_and_refuses_simulation_only_ones_at_once(opti
     assert main(["bench", "--tasks", MATMUL, "--strategies", f"random_sample,{optimizer}", "--repeats", "1",
                  "--no-progress"]) == 0
     table = capsys.readouterr().out
-    assert "matmul_c/CPU/live" in table and "random_sample" in table and "nan" not in table
+    assert f"matmul_c/{CPU}/live" in table and "random_sample" in table and "nan" not in table
     start = time.monotonic()
     assert main(["bench", "--tasks", MATMUL, "--strategies", "random_sample,bayes_opt", "--no-progress"]) == 2
     assert "bayes_opt: runs on cached tasks only" in capsys.readouterr().err and time.monotonic() - start < 5
@@ -223,4 +226,4 @@ def test_a_campaign_trains_on_a_live_task(tmp_path):
     summary = run_campaign(_campaign(tmp_path, MATMUL), progress=False)
     scored = [c for c in summary.leaderboard if c.score is not None]
     assert summary.state == "finished" and scored, summary
-    assert all(np.isfinite(c.score) and set(c.fitness["per_task"]) == {"matmul_c/CPU/live"} for c in scored)
+    assert all(np.isfinite(c.score) and set(c.fitness["per_task"]) == {f"matmul_c/{CPU}/live"} for c in scored)

@@ -169,6 +169,22 @@ def test_resume_with_a_budget_already_spent_says_so_and_changes_nothing(finished
     assert "candidates: 2 of 2 generated" in format_status(finished_run)
 
 
+def test_a_budget_lowered_in_the_campaign_file_below_the_candidates_made_is_refused(tmp_path, capsys):
+    """Issue 40, item 4: `budget = 1` in the file of a run with 2 candidates once printed 'candidates: 1 of 1',
+    listed 2 rows and rewrote status.json; --budget 1 was refused."""
+    from generator.campaign.loop import run_campaign
+
+    run = tmp_path / "run"
+    cfg = write(tmp_path / "c.toml", run, budget=2)
+    assert run_campaign(cfg, progress=False, evaluate=fake_evaluate).state == "finished"
+    status = (run / "status.json").read_text()
+    write(cfg, run, budget=1)
+    assert main(["run", str(cfg), "--no-progress"]) == 2
+    err = one_line(capsys)
+    assert f"{cfg}: [evolution] budget = 1: the run already holds 2 candidates" in err and "already spent" in err, err
+    assert (run / "status.json").read_text() == status
+
+
 # -- item 14: a task that fails to load leaves no run directory -----------------------------------
 
 def test_a_task_that_fails_to_load_leaves_no_run_directory(tmp_path, capsys, monkeypatch):

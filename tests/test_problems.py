@@ -218,3 +218,12 @@ def test_build_script_keeps_a_carried_pythonpath(tmp_path):
     out = subprocess.run(["bash", "-c", f"{line}; echo $PYTHONPATH"], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": "/tmp/site", "PATH": "/usr/bin:/bin"})
     assert out.stdout.split() == [f"{tmp_path}:/tmp/site"]
+
+
+def test_a_c_problem_without_caches_says_to_build_them_here_not_on_a_gpu_machine(tmp_path):
+    """Issue 40, item 11: a CPU problem's error said to run `cache build` "on a machine with the GPU"."""
+    shutil.copytree(Path(__file__).resolve().parents[1] / "problems" / "matmul_c", tmp_path / "matmul_c")
+    with pytest.raises(TunesmithError) as refused:
+        load_problem_tasks(tmp_path / "matmul_c" / "problem.toml")
+    message = str(refused.value)
+    assert "tunesmith cache build" in message and "GPU" not in message and "this machine's CPU" in message, message

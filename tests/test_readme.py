@@ -84,3 +84,65 @@ def test_licence_file_matches_the_package_metadata_and_the_readme():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
     assert text.startswith(f"{declared} License")
     assert "## Licence" in README and "problems/caches/" in README.split("## Licence")[1]
+
+
+def _message_strings(path: Path) -> list[str]:
+    """The string literals of a module that are not docstrings: what the code can print."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docstrings]
+
+
+def test_messages_point_only_to_documentation_that_exists():
+    """Issue 40, item 11: the unknown-key error said "see README 'Campaign configuration'", a section the README
+    no longer has. Every README section and docs page a message names exists."""
+    headings = set(re.findall(r"^#+ (.+?)\s*$", README, re.M))
+    sections, pages = set(), set()
+    for path in sorted((ROOT / "generator").rglob("*.py")):
+        for text in _message_strings(path):
+            sections |= {(path.name, s) for s in re.findall(r"README ['\"]([^'\"]+)['\"]", text)}
+            pages |= {(path.name, p.rstrip(".,;:)")) for p in re.findall(r"docs/[\w/.-]+\.md", text)}
+    assert pages, "messages name docs pages: the extraction broke"
+    assert not [s for s in sections if s[1] not in headings], f"messages name README sections it lacks: {sections}"
+    missing = sorted(p for p in pages if not (ROOT / p[1]).is_file())
+    assert not missing, f"messages name docs pages that do not exist: {missing}"
+
+
+def test_commands_in_the_docs_take_the_hub_from_its_environment_variable():
+    """Issue 40, item 11: the bench how-to's `--tasks ../shared/data/benchmark_hub` ignored TUNESMITH_BENCHMARK_HUB,
+    which every other reader of the hub honours."""
+    fixed = re.findall(r"--tasks\s+['\"]?\.\./shared/data/benchmark_hub", TEXT)
+    assert not fixed, f"a command in the docs names the hub's default path instead of $TUNESMITH_BENCHMARK_HUB: {fixed}"
+    assert "${TUNESMITH_BENCHMARK_HUB:-../shared/data/benchmark_hub}" in TEXT
+
+
+QUICKSTART_JSON = "benchmarks/synth_quickstart_results.json"
+
+
+def _quickstart_block() -> list[str]:
+    """The README's quickstart output: the indented block after 'a summary like this one'."""
+    after = README.split("summary like this one", 1)[1].split("\n\n", 1)[1]
+    block = []
+    for line in after.splitlines():
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:].rstrip())
+    return [line for line in block if line] or ["(no block)"]
+
+
+def test_the_readme_quickstart_output_is_the_run_its_json_records():
+    """Issue 40, item 9: the README showed 'c0079, P 0.948, 130 calls' while today's code gives c0097, P 0.932;
+    the block must be the summary benchmarks/synth_quickstart.py recorded, and the prose its date."""
+    import json
+
+    data = json.loads((ROOT / QUICKSTART_JSON).read_text(encoding="utf-8"))
+    assert "summary" in data, f"{QUICKSTART_JSON} records no summary: run benchmarks/synth_quickstart.py again"
+    assert _quickstart_block() == [line.rstrip() for line in data["summary"].splitlines() if line]
+    assert f"`{QUICKSTART_JSON}`, {data['date']}" in README
+    best = data["compare"]["best"]["id"]
+    assert f"best candidate: {best}, P {data['compare']['best']['campaign_score']:.3f}" in data["summary"]

@@ -190,3 +190,31 @@ def test_two_tasks_with_one_name(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
     _one_line_error(load_tasks, [_write(a, _cache()), _write(b, _cache())], match="also used by")
+
+
+def test_a_problem_file_by_its_path_is_a_task_entry(tmp_path, monkeypatch, capsys):
+    """Issue 40, item 6: the bring-your-own-kernel page's form problem:OUT/<kernel>_template/problem.toml
+    failed with 'problem:out not found'; it names a problem file (here a copy of gemm beside its caches)."""
+    import shutil
+    from pathlib import Path
+
+    from generator.campaign.preflight import check_tasks
+    from generator.cli import main
+    from generator.config import parse_config
+    from generator.tasks.entries import resolve_paths
+
+    root = Path(__file__).resolve().parents[1] / "problems"
+    shutil.copytree(root / "gemm", tmp_path / "out" / "gemm")
+    shutil.copytree(root / "caches" / "gemm", tmp_path / "out" / "caches" / "gemm")
+    monkeypatch.chdir(tmp_path)
+    [task] = load_tasks("problem:out/gemm/problem.toml")
+    assert task.name == "gemm/H200"
+    assert main(["stats", "problem:out/gemm/problem.toml"]) == 0 and "## gemm/H200" in capsys.readouterr().out
+    # in a campaign file, the path is found beside the file too, as other paths are
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    cfg = parse_config({"tasks": {"train": ["problem:out/gemm/problem.toml"]}}, str(tmp_path / "c.toml"))
+    cfg, _ = resolve_paths(cfg, tmp_path)
+    check_tasks(cfg)
+    assert cfg.tasks.train == [f"problem:{(tmp_path / 'out' / 'gemm' / 'problem.toml').resolve()}"]

@@ -12,6 +12,9 @@ from generator.cli import main
 from generator.kernels.template import TemplateError, load_kernel_spec, parse_template, sample_configs
 from generator.llm.records import read_exchanges
 from generator.tasks.problems import ProblemError, load_problem, load_problem_tasks
+from generator.live.kernel import cpu_name, device_label
+
+CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = ROOT / "benchmarks" / "byok" / "kernels" / "matmul_naive_c"
@@ -86,8 +89,8 @@ def test_whole_pipeline_on_a_naive_c_matmul(tmp_path, capsys):
     assert len(exchanges) == 2 and first["feedback"] in exchanges[1].messages[1]["content"]
     # a problem every command takes as is: it loads, and its measured cache is a cached task
     problem = load_problem(run["problem"])
-    task = load_problem_tasks(problem.path, gpus=["CPU"])[0]
-    assert task.name == "matmul_naive_c_template/CPU" and len(task.space.valid) == 20
+    task = load_problem_tasks(problem.path, gpus=[CPU])[0]
+    assert task.name == f"matmul_naive_c_template/{CPU}" and len(task.space.valid) == 20
     values = task.key.values[~task.key.failed]
     assert values.size == 20 and (values > 0).all()
     tuning = run["tuning"]
@@ -109,7 +112,7 @@ def test_space_measurement_stores_wrong_configurations_as_failed_checking_a_prob
     template = parse_template(_reply(1), spec)  # unroll_k=5 skips the last k of 96
     doc, device = check.measure_space(spec, template, tmp_path / "caches")
     failed = {k for k, e in doc["cache"].items() if e.get("verification") == "failed"}
-    assert device == "CPU" and (tmp_path / "caches" / "CPU.json.gz").is_file()
+    assert device == CPU and (tmp_path / "caches" / f"{CPU}.json.gz").is_file()
     assert failed == {",".join(map(str, c)) for c in template.configs if c[2] == 5} and len(failed) == 5
     assert doc["tunesmith"]["verification_failures"] == 5 and doc["tunesmith"]["walled"]
 
@@ -130,6 +133,35 @@ def test_template_without_out_says_what_to_add(capsys):
     code = main(["template", str(KERNEL)])
     err = capsys.readouterr().err
     assert code != 0 and "needs --out DIR" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("model, says", [
+    ("synth/components", "--model synth/components: the offline synthesizer writes optimizers, not kernel templates"),
+    ("local/qwen2.5-coder-1.5b", "is not installed"),
+    ("openai/gpt-4o-mini", "OPENAI_API_KEY is not set"),
+    (None, "needs --model MODEL"),
+])
+def test_a_model_that_cannot_write_templates_is_refused_in_one_line_writing_nothing(model, says, tmp_path, capsys,
+                                                                                   monkeypatch):
+    """Issue 40, item 5: a model not installed or a missing key once left OUT/config.json and exchanges.jsonl
+    behind, and the synthesizer (then the default) burnt three attempts before exiting 1."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("TUNESMITH_MODEL_DIR", str(tmp_path / "no-models"))
+    out = tmp_path / "o"
+    code = main(["template", str(KERNEL), "--out", str(out)] + (["--model", model] if model else []))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and says in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_the_rejection_asks_for_the_block_the_prompt_asks_for():
+    """Issue 40, item 5: the prompts ask for a ```cpp block, the rejection asked for a ```c block."""
+    from generator.kernels.templating import messages_for
+
+    prompt = messages_for(load_kernel_spec(KERNEL), "new")[1]["content"]
+    with pytest.raises(TemplateError) as refused:
+        parse_template("no code here", load_kernel_spec(KERNEL))
+    assert "```cpp block" in prompt and "```cpp block" in str(refused.value)
 
 
 def test_a_machine_without_the_compiler_is_told_before_any_template(tmp_path, capsys, monkeypatch):

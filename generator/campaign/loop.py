@@ -433,8 +433,9 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     check_campaign(cfg, keys=completion is None)
     with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
         archive = _open_or_create(cfg, resolved, config_path)
-        if budget is not None:
-            check_budget_left(len(archive.candidates()), budget, "--budget")
+        # a lowered budget, from --budget or from the file, is refused alike (the file's names the file)
+        check_budget_left(len(archive.candidates()), cfg.evolution.budget,
+                          "--budget" if budget is not None else f"{config_path}: [evolution] budget =")
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.errors import printable
+from generator.errors import clipped, printable
 from generator.llm.client import Usage
 
 
@@ -41,7 +41,7 @@ def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
         per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
         se = f"± {c.se:.3f}" if c.se is not None else "±   ?"  # '?': one repeat, or a run made before SE was kept
         lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f} {se:>7} {c.runs:>5}  {per}  {c.operator:8}  "
-                     f"{printable(c.description[:60], newlines=False)}")
+                     f"{clipped(printable(c.description, newlines=False), 60)}")
     return lines
 
 

@@ -282,7 +282,7 @@ def format_fitness(name: str, fitness: Fitness) -> str:
     missing = weak_walls(held)
     if missing:
         lines.append(f"warning: sandbox walls that did not hold here: {', '.join(missing)} "
-                     "(see README 'Security model'; run as root in a container for all of them)")
+                     "(see docs/explanation/security.md; run as root in a container for all of them)")
     return "\n".join(lines)
 
 

@@ -54,7 +54,7 @@ _options = dict(
 def tune(searchspace, runner, tuning_options):
     options = tuning_options.strategy_options
     values = dict(zip(_options, common.get_options(options, _options)))
-    x0 = options.get("x0")
+{seeding}    x0 = options.get("x0")
     if x0 is not None and (len(x0) != len(searchspace.tune_params) or not searchspace.is_param_config_valid(tuple(x0))):
         raise ValueError(f"x0 {{x0!r}} is not a valid configuration: one value per tune parameter, passing the restrictions")
     cost_func = CostFunc(searchspace, tuning_options, runner, scaling=False, snap=False)
@@ -145,8 +145,30 @@ def _budget_default(cls: ast.ClassDef) -> int:
     return 5000
 
 
+# `seed`, as the exported module takes it (the tutorial passes it), or Kernel Tuner's own tune_kernel(seed=...)
+SEEDING = """    seed = values.pop("seed")
+    if seed is None:
+        seed = tuning_options.get("seed")  # tune_kernel(..., seed=N), as the built-in strategies read it
+    if seed is not None:  # numpy's and random's global generators, which the optimizer draws from
+        import random
+
+        import numpy
+
+        random.seed(seed)
+        numpy.random.seed(seed)
+"""
+SEED_OPTION = ("    seed=(\"seed for numpy's and random's global generators (None: tune_kernel's seed, else leave them "
+               "alone)\", None),")
+
+
+def _seed_is_an_option(module: ExportedModule) -> bool:
+    return "seed" not in module.hyperparameters  # an optimizer with a `seed` hyperparameter takes it itself
+
+
 def _option_lines(module: ExportedModule) -> str:
     lines = [f'    budget=("evaluations the optimizer plans for (max_fevals still stops it)", {module.budget_default}),']
+    if _seed_is_an_option(module):
+        lines.append(SEED_OPTION)
     for name, spec in module.hyperparameters.items():
         kind, low, high = spec.get("type", ""), spec.get("low"), spec.get("high")
         about = f"{kind} in [{low}, {high}]" if low is not None and high is not None else str(kind or "value")
@@ -172,6 +194,7 @@ def upstream_source(path) -> str:
     module = read_exported(path)
     title = module.class_name
     text = (f'"""{_docstring(module)}\n"""\n\n{module.code}\n'
-            + TUNE_TEMPLATE.format(options=_option_lines(module), cls=module.class_name, title=title))
+            + TUNE_TEMPLATE.format(options=_option_lines(module), cls=module.class_name, title=title,
+                                   seeding=SEEDING if _seed_is_an_option(module) else ""))
     parsing.compile_code(text, f"gen_{module.name}.py", "exec")  # fail here, not in Kernel Tuner
     return text

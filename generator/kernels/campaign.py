@@ -27,7 +27,7 @@ from generator.errors import TunesmithError
 from generator.kernels.check import cache_summary, check_template, measure_original, measure_space
 from generator.kernels.template import (KernelSpec, Template, TemplateError, load_kernel_spec, parse_template,
                                         write_problem)
-from generator.kernels.templating import messages_for, replies_label
+from generator.kernels.templating import check_template_model, headline, messages_for, replies_label
 from generator.kernels.tuning import tune_problem
 from generator.live.kernel import require_device
 from generator.llm.client import CapReached, LLMClient, StopCampaign
@@ -107,6 +107,7 @@ class _Loop:
         self.c, self.log = campaign, log
         self.spec = load_kernel_spec(campaign.kernel)
         require_device(self.spec.problem)
+        check_template_model(campaign.llm, "[kernel_campaign.llm] model =")  # before the run directory is made
         if Archive.exists(campaign.run_dir):
             self.archive = Archive.open(campaign.run_dir)
             self.archive.prepare_append()
@@ -149,7 +150,7 @@ class _Loop:
         cand.timings = {"total_s": round(time.monotonic() - t0, 2)}
         self.archive.append_candidate(cand)
         self.done[cid] = cand
-        verdict = f"speed-up {cand.score:.2f}x" if cand.ok else f"failed: {cand.error['message'].splitlines()[0][:120]}"
+        verdict = f"speed-up {cand.score:.2f}x" if cand.ok else f"failed: {headline(cand.error['message'])}"
         self.log(f"{cid} gen {generation} {operator} {cand.parent_ids or ''} (replies: {self.replies}): {verdict}")
         return cand
 

@@ -22,7 +22,7 @@ from generator.errors import TunesmithError
 from generator.kernels.template import ORIGINAL_PARAM, KernelSpec, Template, sample_configs
 from generator.kernels.walls import KernelLimits, WalledResult, run_walled
 from generator.live.cache_build import read_partial_cache, write_cache
-from generator.live.kernel import device_key, device_label, device_lock
+from generator.live.kernel import cpu_name, device_key, device_label, device_lock
 
 
 class KernelRunError(TunesmithError):
@@ -186,7 +186,7 @@ def measure_space(spec: KernelSpec, template: Template, caches: Path,
                         "verification_failures": wrong, "built": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
                         "walled": True}
     caches.mkdir(parents=True, exist_ok=True)
-    label = device_label(result.device)
+    label = device_label(cpu_name() if result.device == "CPU" else result.device)  # the walls hide the model
     return write_cache(doc, caches / f"{label}.json.gz"), label
 
 

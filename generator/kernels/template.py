@@ -103,11 +103,11 @@ class Template:
 def parse_template(reply: str | None, spec: KernelSpec) -> Template:
     """The template in an LLM's reply, checked as data (names, values, space size, restrictions)."""
     if not reply:
-        raise TemplateError("the reply was empty; answer with one ```c block and one ```toml block")
+        raise TemplateError("the reply was empty; answer with one ```cpp block and one ```toml block")
     code = CODE_FENCE.findall(reply)
     toml_blocks = TOML_FENCE.findall(reply)
     if not code or not toml_blocks:
-        raise TemplateError("the reply needs one ```c block (the whole kernel) and one ```toml block "
+        raise TemplateError("the reply needs one ```cpp block (the whole kernel) and one ```toml block "
                             "([tune_params], restrictions, hypothesis); one of them is missing")
     source = max((c[1] for c in code), key=len)
     try:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from generator.config import LLMConfig
-from generator.errors import TunesmithError
+from generator.errors import TunesmithError, clipped, printable
 from generator.kernels.check import (cache_summary, check_template, measure_original, measure_space,
                                      time_configuration)
 from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
@@ -112,7 +112,7 @@ def propose_and_check(spec: KernelSpec, client: LLMClient, run: TemplateRun, att
         except TemplateError as exc:
             template, att.feedback = None, str(exc)
         att.seconds = round(time.monotonic() - t0, 2)
-        verdict = "accepted" if att.accepted else "rejected: " + att.feedback.splitlines()[0][:160]
+        verdict = "accepted" if att.accepted else "rejected: " + headline(att.feedback)
         log(f"attempt {n} ({operator}, replies: {run.replies}): {att.configurations} configurations; {verdict}")
         if att.accepted:
             return template
@@ -120,28 +120,61 @@ def propose_and_check(spec: KernelSpec, client: LLMClient, run: TemplateRun, att
     return None
 
 
-def template_kernel(spec_path, out_dir, model: str = "synth/components", attempts: int = 3, sample: int = 6,
+MODELS = "local/NAME (`tunesmith llm list`), replay/DIR or a litellm model string such as openai/gpt-4o-mini"
+
+
+def check_template_model(settings: LLMConfig, what: str = "--model") -> None:
+    """Refuse, before anything is written, a model that cannot write templates: the offline synthesizer
+    (it writes optimizers only), a local model not installed, a hosted model without its key."""
+    from generator.llm.client import check_model
+
+    if settings.model.startswith("synth/"):
+        raise TunesmithError(f"{what} {settings.model}: the offline synthesizer writes optimizers, not kernel "
+                             f"templates; give {MODELS}")
+    try:
+        check_model(settings)
+    except TunesmithError as exc:
+        raise TunesmithError(f"{what} {settings.model}: {str(exc).removeprefix(f'llm.model = {settings.model!r}: ')}") from None
+
+
+def headline(feedback: str, width: int = 240) -> str:
+    """The feedback's first sentence for the terminal, whole; a first line that ends in a colon (the
+    compiler's message follows) takes the first error line after it, cut at a word if need be."""
+    lines = [line.strip() for line in printable(feedback).splitlines() if line.strip()]
+    if not lines:
+        return "(no reason given)"
+    first = lines[0]
+    if first.endswith(":") and len(lines) > 1:
+        detail = next((line for line in lines[1:] if "error" in line.lower()), lines[1])
+        return first + " " + clipped(detail, max(60, width - len(first)))
+    return first
+
+
+def template_kernel(spec_path, out_dir, model: str | None, attempts: int = 3, sample: int = 6,
                     fevals: int | None = None, seed: int = 0, rounds: int = 3, log=print) -> TemplateRun:
     """The whole pipeline: template, check, write the problem, measure its space in the walls, tune, compare."""
     spec = load_kernel_spec(spec_path)
     require_device(spec.problem)  # no compiler or no GPU: say so now, not as a template's fault
+    if not model:
+        raise TunesmithError(f"tunesmith template KERNEL needs --model MODEL: {MODELS}")
     out = Path(out_dir)
     if model.startswith("replay/") and Path(model.split("/", 1)[1]).resolve() == out.resolve():
         raise TunesmithError(f"--out {out} is the recording being replayed; give another output folder")
-    out.mkdir(parents=True, exist_ok=True)
     settings = LLMConfig(model=model, temperature=0.2)
-    run = TemplateRun(spec.problem.name, model, replies_label(model))
-    (out / "config.json").write_text(json.dumps({"kernel": str(spec.path), "model": model,
-                                                 "written_by": "hand" if run.replies.startswith("hand") else "llm",
-                                                 "replies": run.replies}, indent=1))
+    check_template_model(settings)  # nothing is written before the model is known to answer
     exchanges = out / EXCHANGES_FILE
-    exchanges.unlink(missing_ok=True)
 
     def record(ex):
         with open(exchanges, "a") as fh:
             fh.write(json.dumps(ex.to_dict()) + "\n")
 
-    client = LLMClient(settings, on_exchange=record)
+    client = LLMClient(settings, on_exchange=record)  # a replay reads its recording here, before out/ is touched
+    out.mkdir(parents=True, exist_ok=True)
+    run = TemplateRun(spec.problem.name, model, replies_label(model))
+    (out / "config.json").write_text(json.dumps({"kernel": str(spec.path), "model": model,
+                                                 "written_by": "hand" if run.replies.startswith("hand") else "llm",
+                                                 "replies": run.replies}, indent=1))
+    exchanges.unlink(missing_ok=True)
     template = propose_and_check(spec, client, run, attempts, sample, log)
     if template is None:
         _save(run, out)

@@ -75,10 +75,22 @@ def patch_cupy_uuid() -> None:
     cupy.cuda.runtime.getDeviceProperties = patched
 
 
+def cpu_name() -> str:
+    """This machine's processor as "CPU <model>" (/proc/cpuinfo's model name), or "CPU" when it says none."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            model = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "")
+    except OSError:
+        model = ""
+    return f"CPU {model or platform.processor()}".strip()
+
+
 def device_name(problem: Problem, device: int = 0) -> str:
-    """The full name of the device the problem runs on ("NVIDIA H200", or "CPU")."""
+    """The full name of the device the problem runs on ("NVIDIA H200", or "CPU <model>")."""
     if problem.lang == "C":
-        return "CPU"
+        return cpu_name()
     import cupy
 
     name = cupy.cuda.runtime.getDeviceProperties(device)["name"]
@@ -86,7 +98,13 @@ def device_name(problem: Problem, device: int = 0) -> str:
 
 
 def device_label(name: str) -> str:
-    """A short file-name label for a device: "NVIDIA H100 80GB HBM3" -> "H100"."""
+    """A short file-name label for a device: "NVIDIA H100 80GB HBM3" -> "H100"; a processor keeps its model,
+    "CPU Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz" -> "CPU_Intel_Xeon_Gold_6248", so that two machines' caches
+    of one C problem do not both land in CPU.json.gz."""
+    if name == "CPU" or name.startswith("CPU "):
+        model = re.sub(r"\((R|TM|tm)\)|\bCPU\b|@.*$|\b\d+-Core Processor\b", " ", name[3:])
+        words = re.sub(r"[^A-Za-z0-9-]+", "_", model.strip()).strip("_")
+        return f"CPU_{words}" if words else "CPU"
     match = re.search(r"\b([A-Z]{1,3}\d{2,4}[A-Za-z]?)\b", name)
     if match:
         return match.group(1)

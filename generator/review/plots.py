@@ -19,6 +19,12 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
+def writer(lineage: Lineage) -> str:
+    """Who wrote the candidates, for axis labels: the offline synthesizer answers through the LLM path but is no LLM."""
+    model = str((lineage.archive.config.get("llm") or {}).get("model", ""))
+    return "synthesizer (no LLM)" if model.startswith("synth/") else "LLM"
+
+
 def convergence(lineage: Lineage, path: Path) -> Path | None:
     """Best score so far over candidates and over LLM cost (tokens when no cost was recorded)."""
     points = lineage.convergence()
@@ -41,7 +47,7 @@ def convergence(lineage: Lineage, path: Path) -> Path | None:
     by_cost = any(p.cost_usd > 0 for p in points)
     xs = [p.cost_usd if by_cost else p.tokens for p in best]
     ax2.step(xs, [p.best for p in best], where="post", color=BEST_COLOUR, lw=2)
-    ax2.set_xlabel("LLM cost so far (USD)" if by_cost else "LLM tokens so far (no cost recorded)")
+    ax2.set_xlabel(f"{writer(lineage)} cost so far (USD)" if by_cost else f"{writer(lineage)} tokens so far (no cost recorded)")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     fig.suptitle("Convergence of the best score")
@@ -138,7 +144,7 @@ def usage(lineage: Lineage, path: Path) -> Path | None:
     ax = fig.subplots()
     ax.plot(calls, np.cumsum([x.prompt_tokens for x in xs]), label="prompt tokens", color=OK_COLOUR)
     ax.plot(calls, np.cumsum([x.completion_tokens for x in xs]), label="completion tokens", color="#55a868")
-    ax.set_xlabel("LLM call")
+    ax.set_xlabel(f"{writer(lineage)} call")
     ax.set_ylabel("tokens so far")
     ax.legend(fontsize=8, loc="upper left")
     cost = np.cumsum([x.cost_usd for x in xs])

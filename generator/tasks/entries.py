@@ -2,7 +2,8 @@
 
 An entry is one of
 - `hub:APP/GPU` (one benchmark-hub space) or `hub:APP` (all GPUs of an app);
-- `problem:NAME` or `problem:NAME/GPU` (a problem Tunesmith ships, problems/NAME/problem.toml);
+- `problem:NAME` or `problem:NAME/GPU` (a problem Tunesmith ships, problems/NAME/problem.toml), or
+  `problem:PATH/problem.toml` (any problem file, e.g. the one `tunesmith template` writes);
 - `live:PROBLEM[,fevals=N][,seconds=S][,device=I][,gpu=L]` (the kernel tuned for real; the live
   room registers this source, see `register_source`);
 - a path: a benchmark-hub directory (all its spaces), a problem.toml or problem folder, a folder
@@ -178,6 +179,12 @@ def _hub_entry(hub: Path, spec: str) -> list[Task]:
 
 
 def _problem_entry(spec: str) -> list[Task]:
+    if spec.endswith(".toml"):  # problem:OUT/matmul_template/problem.toml: a problem file by its path
+        path = Path(spec)
+        if not path.is_file():
+            raise ConfigError(f"tasks: problem:{spec} not found (no file {path}); give the path of a problem.toml, "
+                              "or a folder name under problems/")
+        return load_problem_tasks(path, None)
     name, _, gpu = spec.partition("/")
     path = PROBLEMS_DIR / name / "problem.toml"
     if not path.exists():
@@ -277,6 +284,12 @@ def _resolved(entry: str, where: str, base: Path) -> str:
             return source.resolve(entry, base)
         except TunesmithError as exc:
             raise ConfigError(f"{where}: {exc}") from None
+    if entry.startswith("problem:") and entry.endswith(".toml"):  # a problem file's path, found as paths are
+        found = _find(entry[8:], base)
+        if found is None:
+            raise ConfigError(f"{where}: {entry!r} not found ({_looked_in(entry[8:], base)}); give the path of a "
+                              "problem.toml")
+        return f"problem:{found}"
     if entry.startswith(("hub:", "problem:")):
         return entry
     found = _find(entry, base)

@@ -276,7 +276,9 @@ def load_problem_tasks(path, gpus: list[str] | None = None) -> list[Task]:
     if not files:
         raise ProblemError(f"{problem.path}: no measured caches in {problem.caches_dir}"
                            f"{' for ' + ', '.join(gpus) if gpus else ''}; "
-                           f"run `tunesmith cache build {problem.path}` on a machine with the GPU")
+                           f"run `tunesmith cache build {problem.path}` "
+                           + ("here (a C kernel runs on this machine's CPU)" if problem.lang == "C" else
+                              "on a machine with the GPU"))
     info = {"application": problem.application_info(), "app": problem.name, "problem": str(problem.path)}
     return [load_cache_task(f, problem.restrictions, name=f"{problem.name}/{gpu_of_cache(f)}",
                             objective=problem.objective, info={**info, "gpu": gpu_of_cache(f)})

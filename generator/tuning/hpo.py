@@ -172,6 +172,15 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
 
     def objective(trial: optuna.Trial) -> float:
         claim(trial)  # if this process dies, the next one sees the trial is orphaned and runs it again
+        try:
+            return trial_value(trial)
+        except optuna.TrialPruned:
+            raise
+        except Exception as exc:  # a failure of the trial, counted as failed: not an interruption run again
+            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}")
+            raise
+
+    def trial_value(trial: optuna.Trial) -> float:
         if _surplus(trial, settings.trials):
             trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
             return float("nan")
@@ -488,10 +497,27 @@ def settings_from_config(config: dict, **overrides) -> HpoSettings:
     values = {k: v for k, v in section.items() if k in known}
     evaluation = config.get("evaluation") or {}  # trials race as the campaign's candidates did
     values.update({k: evaluation[k] for k in ("racing", "min_repeats", "confidence") if k in evaluation})
+    _check_counts(overrides)
     values.update({k: v for k, v in overrides.items() if v is not None and k in known})
     if values.get("storage") is not None and overrides.get("storage") is None:
         values["storage_origin"] = "[hpo] storage ="
     return HpoSettings(**values)
+
+
+# command-line overrides that count something (the [hpo] section's own fields say so through pydantic, ge=1)
+_COUNTS = {"trials": ("--trials", "Optuna trials per candidate"), "repeats": ("--repeats", "runs per task and trial"),
+           "top_k": ("--top", "candidates to tune"), "report_repeats": ("--report-repeats", "runs per task of the "
+                                                                      "before/after scores")}
+
+
+def _check_counts(overrides: dict) -> None:
+    """--trials 0, --repeats 0, --top 0 ... are refused before a study is opened (nothing written)."""
+    for key, (flag, what) in _COUNTS.items():
+        value = overrides.get(key)
+        if value is not None and value < 1:
+            raise HpoError(f"{flag} {value}: give at least 1 ({what})")
+    if overrides.get("worker") is not None and overrides["worker"] < 0:
+        raise HpoError(f"--worker {overrides['worker']}: give 0 or more (this process's index on the storage)")
 
 
 def campaign_stage(run_dir, progress: bool = True) -> list[HpoResult]:

@@ -9,7 +9,7 @@ owner on this host is gone is failed at once, and the heartbeat covers owners on
 
 Every interrupted trial -- failed without an "error" (that is a real failure of the candidate) and
 not a surplus trial -- is queued again once with the same values, marked as Optuna's
-RetryFailedTrialCallback marks a retry ("failed_trial", "retry_history"), so the study reaches
+RetryHeartbeatStaleTrialCallback marks a retry ("failed_trial", "retry_history"), so the study reaches
 --trials finished trials. A trial interrupted MAX_RETRY times is given up; reports count
 interrupted trials apart from failed ones.
 """

@@ -33,7 +33,7 @@ GRACE_BEATS = 4  # heartbeats a RUNNING trial may miss before Optuna fails it (a
 
 
 def open_storage(url: str, origin: str = "--storage", heartbeat: float = 30.0):
-    """An Optuna storage for a URL; RDB storages get trial heartbeats with Optuna's RetryFailedTrialCallback.
+    """An Optuna storage for a URL; RDB storages get trial heartbeats with Optuna's RetryHeartbeatStaleTrialCallback.
 
     A trial whose process died (on any host) stops beating; `fail_stale_trials` fails it after
     GRACE_BEATS missed beats and the callback queues it again. JournalStorage has no heartbeat in
@@ -53,10 +53,10 @@ def open_storage(url: str, origin: str = "--storage", heartbeat: float = 30.0):
     for attempt in range(6):
         try:
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
-                warnings.simplefilter("ignore")
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # that only: a deprecation shows
                 return optuna.storages.RDBStorage(
                     url, engine_kwargs=engine, heartbeat_interval=beat, grace_period=GRACE_BEATS * beat,
-                    failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=MAX_RETRY))
+                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY))
         except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
             # workers that start together race to create the schema; the loser just opens it again
             if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):

@@ -121,8 +121,12 @@ def random_unvisited(self, n=1):
     are left. Draws again until it has n, so a pool of global_pool probes has global_pool options."""
     n = max(1, n)
     fresh, seen = [], set()
+    # never ask for more than the space holds: Kernel Tuner would warn "Too many samples requested" and draw
+    # the whole space anyway, so the cap changes no draw (a space without `size` is asked as before)
+    size = getattr(self.space, "size", None)
     for attempt in range(7):
-        for config in self.space.get_random_sample(n * 2**attempt):
+        wanted = n * 2**attempt
+        for config in self.space.get_random_sample(min(wanted, size) if isinstance(size, int) and size > 0 else wanted):
             config = tuple(config)
             if config not in self.cache and config not in seen:
                 seen.add(config)

@@ -192,7 +192,8 @@
     panel.appendChild(details("Code", el("pre", "code", n.code === null ? "(no code in the reply)" : n.code), true));
     const x = n.exchange ? (data.exchanges || {})[n.exchange] : null;
     if (x) {
-      panel.appendChild(el("div", "meta", "LLM " + x.model + " · " + x.prompt_tokens + " prompt + " + x.completion_tokens +
+      const who = (x.model || "").startsWith("synth/") ? "synthesizer (no LLM) " : "LLM ";
+      panel.appendChild(el("div", "meta", who + x.model + " · " + x.prompt_tokens + " prompt + " + x.completion_tokens +
         " completion tokens · $" + fmt(x.cost_usd, 4) + (typeof x.latency_s === "number" ? " · " + fmt(x.latency_s, 1) + " s" : "")));
       panel.appendChild(details("Prompt", el("pre", "prompt", x.prompt), false));
       panel.appendChild(details("Reply", el("pre", "reply", x.reply || "(no reply: " + (x.error || "?") + ")"), false));
