@@ -4,7 +4,7 @@ from trap basins without giving up the fast spaces? P ± standard error at the m
     python benchmarks/bench_screened_init.py [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/screened_init.json] [--space ENTRY ...]
 
-The composition is `generated_algorithms/lcb_annealing_ils.py`'s (read from its marker line), with only
+The composition is `generated_algorithms/archive/lcb_annealing_ils.py`'s (read from its marker line), with only
 the initialisation replaced, so the table isolates the initial phase:
 
 - `spread` (as shipped): 6 spread samples, then local search;

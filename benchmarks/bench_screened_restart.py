@@ -4,7 +4,7 @@ screened init that spends a fifth of the budget on them up front. P ± standard 
     python benchmarks/bench_screened_restart.py [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/screened_restart.json] [--space ENTRY ...]
 
-The composition is flagship4's winner's (`generated_algorithms/screened_memetic_annealing.py`, a memetic
+The composition is flagship4's winner's (`generated_algorithms/archive/screened_memetic_annealing.py`, a memetic
 population, read from its marker line), with only the initialisation and the restart replaced:
 
 - `screened+perturb` (as shipped): screened init, restarts that kick the best member;

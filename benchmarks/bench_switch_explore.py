@@ -4,7 +4,7 @@ flagship5's winner. P ± standard error at the methodology's budget.
     python benchmarks/bench_switch_explore.py [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/switch_explore.json] [--space ENTRY ...]
 
-The composition is `generated_algorithms/lcb_threshold_switching.py`'s (read from its marker line) with only
+The composition is `generated_algorithms/archive/lcb_threshold_switching.py`'s (read from its marker line) with only
 global_pool and explore_weight set. explore_weight scales the confidence bound's bonus for distance from
 what was measured; a larger one sends the probes (and moves) further from the model's favourite basin.
 

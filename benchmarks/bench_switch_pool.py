@@ -5,7 +5,7 @@ flagship6; P ± standard error at the methodology's budget.
     python benchmarks/bench_switch_pool.py [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/switch_pool.json] [--space ENTRY ...]
 
-The composition is flagship5's validation winner's (`generated_algorithms/lcb_threshold_switching.py`, a
+The composition is flagship5's validation winner's (`generated_algorithms/archive/lcb_threshold_switching.py`, a
 trajectory with adaptive switching, read from its marker line) with only global_pool set: 32 is the
 module as shipped, 8 the synthesizer's default now.
 

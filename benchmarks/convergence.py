@@ -24,7 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["problem:gemm/H200", "problem:conv2d/H200", "problem:dedisp/H200"]
-STRATEGIES = "random_sample,genetic_algorithm,simulated_annealing,generated_algorithms/knn_late_acceptance.py"
+STRATEGIES = "random_sample,genetic_algorithm,simulated_annealing,generated_algorithms/archive/knn_late_acceptance.py"
 
 
 def best_so_far(task, trace, grid: np.ndarray) -> np.ndarray:

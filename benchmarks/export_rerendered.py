@@ -1,7 +1,7 @@
 """Ship a variant measured by a variants benchmark (bench_switch_pool.py and its kind) as a Kernel Tuner module.
 
     python benchmarks/export_rerendered.py --bench benchmarks/results/switch_pool.json --variant "pool 8" \
-        --base generated_algorithms/lcb_threshold_switching.py --name lcb_threshold_switching_pool8 [--force] \
+        --base generated_algorithms/archive/lcb_threshold_switching.py --name lcb_threshold_switching_pool8 [--force] \
         [--why "what else changed"]
 
 A variant is a shipped winner's composition (its marker line) rendered by the synthesizer as it is now,

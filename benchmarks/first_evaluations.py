@@ -3,7 +3,7 @@ the optimum; for maximisation, as a fraction of it), the share in the slowest te
 condition on the parameters, and P.
 
     python benchmarks/first_evaluations.py --task problem:histogram/H100 \
-        --strategies generated_algorithms/lcb_wide_switching.py,generated_algorithms/lcb_wide_switching_nearest.py,diff_evo,diff_evo:engine=fast,random_sample \
+        --strategies generated_algorithms/archive/lcb_wide_switching.py,generated_algorithms/archive/lcb_wide_switching_nearest.py,diff_evo,diff_evo:engine=fast,random_sample \
         --repeats 300 --first 5 --where "block_size_x >= 512" --json benchmarks/results/first_evaluations_histogram.json
 
 On a space with a budget of a few dozen evaluations the first ones decide much of P (the methodology

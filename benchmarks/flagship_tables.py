@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
-OLD_BEST = "generated_algorithms/knn_late_acceptance.py"
+OLD_BEST = "generated_algorithms/archive/knn_late_acceptance.py"
 MACHINE = f"{platform.machine()}, {os.cpu_count()} cores (shared)"
 KT_TEST = ["dual_annealing", "diff_evo", "genetic_algorithm", "firefly_algorithm", "simulated_annealing",
            "random_sample"]

@@ -5,7 +5,7 @@ basin in the other half scores like a mediocre one. This prints and writes each 
 how often each final best value was reached (the basins it ends in).
 
     python benchmarks/per_run.py --task ../shared/data/more_spaces/cachefiles/pnpoly/RTX_3060_laptop.json.gz \
-        --strategies generated_algorithms/knn_late_acceptance.py,firefly_algorithm --repeats 20 \
+        --strategies generated_algorithms/archive/knn_late_acceptance.py,firefly_algorithm --repeats 20 \
         --json benchmarks/results/pnpoly_3060_per_run.json
 
 Runs use `tunesmith bench`'s seeds (repeat r of every strategy gets the same seed) and its budget.

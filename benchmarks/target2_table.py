@@ -1,7 +1,7 @@
 """Issue 29's second target at the issue's own 100 repeats: on every space we have, the winner against the
 Kernel Tuner strategies that led there, P ± standard error.
 
-    python benchmarks/target2_table.py --winner generated_algorithms/lcb_wide_switching_nearest.py \
+    python benchmarks/target2_table.py --winner generated_algorithms/archive/lcb_wide_switching_nearest.py \
         [--reference benchmarks/results/flagship5/all_spaces.json] [--top 3] [--repeats 100] [--workers 2] \
         [--json benchmarks/results/target2_100.json]
 

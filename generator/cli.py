@@ -256,7 +256,7 @@ def _cmd_export(args) -> int:
 
 
 def _setup_upstream(p: argparse.ArgumentParser) -> None:
-    p.add_argument("module", help="a module written by `tunesmith export`, e.g. generated_algorithms/knn_late_acceptance.py")
+    p.add_argument("module", help="a module written by `tunesmith export`, e.g. generated_algorithms/archive/knn_late_acceptance.py")
     p.add_argument("--out", help="file to write (default: gen_MODULE.py in the current folder)")
     p.add_argument("--force", action="store_true", help="replace an existing file")
 

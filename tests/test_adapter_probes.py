@@ -15,7 +15,7 @@ import numpy as np
 import optuna
 import pytest
 
-from generated_algorithms import knn_late_acceptance
+from generated_algorithms.archive import knn_late_acceptance
 from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler
 
 # Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.

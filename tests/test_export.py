@@ -203,14 +203,15 @@ def test_generalisation_table_puts_train_and_test_side_by_side(run_dir, tmp_path
 
 
 def test_shipped_winners_import_and_run(conv_task):
-    """Every module in generated_algorithms/ imports, documents itself and runs as a strategy."""
+    """Every module in generated_algorithms/ and its archive imports, documents itself and runs as a strategy."""
     import importlib
 
     import generated_algorithms
+    import generated_algorithms.archive
     from generator.bench.runner import parse_strategy, run_once
 
-    names = generated_algorithms.available()
-    assert names, "generated_algorithms/ ships no winner"
+    names = generated_algorithms.available() + [f"archive.{n}" for n in generated_algorithms.archive.available()]
+    assert "recommended" in names and len(names) > 10, names
     for name in names:
         module = importlib.import_module(f"generated_algorithms.{name}")
         assert module.PROVENANCE["candidate_id"] and module.PROVENANCE["generator"] and module.__doc__

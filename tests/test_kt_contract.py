@@ -195,7 +195,7 @@ def test_upstream_command_writes_into_a_folder_it_creates(tmp_path):
     from generator.cli import main
 
     out = tmp_path / "new" / "folder" / "gen_knn_late_acceptance.py"
-    assert main(["upstream", str(SHIPPED_DIR / "knn_late_acceptance.py"), "--out", str(out)]) == 0
+    assert main(["upstream", str(SHIPPED_DIR / "archive" / "knn_late_acceptance.py"), "--out", str(out)]) == 0
     assert "def tune(searchspace, runner, tuning_options)" in out.read_text()
 
 

@@ -69,16 +69,16 @@ class Probe:
         import importlib
         import os
         seen = {p: os.path.exists(os.path.join(PURELIB, p)) for p in
-                ("generated_algorithms/__init__.py", "generated_algorithms/lcb_wide_switching_nearest.py",
+                ("generated_algorithms/__init__.py", "generated_algorithms/archive/lcb_wide_switching_nearest.py",
                  "generator/__init__.py", "generator/problems")}
         seen["dist-info beside them"] = any(n.endswith(".dist-info") for n in os.listdir(PURELIB))
         try:
-            importlib.import_module("generated_algorithms.lcb_wide_switching_nearest")
+            importlib.import_module("generated_algorithms.archive.lcb_wide_switching_nearest")
             seen["import the shipped winner"] = True
         except ImportError:
             seen["import the shipped winner"] = False
         expected = {"generated_algorithms/__init__.py": False,
-                    "generated_algorithms/lcb_wide_switching_nearest.py": False, "generator/__init__.py": False,
+                    "generated_algorithms/archive/lcb_wide_switching_nearest.py": False, "generator/__init__.py": False,
                     "generator/problems": False, "dist-info beside them": True, "import the shipped winner": False}
         if seen != expected:
             raise RuntimeError(f"site-packages as the run sees it: {seen}")

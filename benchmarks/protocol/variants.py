@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def declared(module: str) -> dict:
     """The module's `hyperparameters = {...}` literal (read, not imported)."""
-    tree = ast.parse((ROOT / "generated_algorithms" / f"{module}.py").read_text())
+    tree = ast.parse((ROOT / "generated_algorithms" / "archive" / f"{module}.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "hyperparameters" for t in node.targets):
             return ast.literal_eval(node.value)
@@ -43,7 +43,7 @@ def variants(n: int) -> list[str]:
     rng = random.Random(38)
     out = []
     for module in MODULES:
-        path = f"generated_algorithms/{module}.py"
+        path = f"generated_algorithms/archive/{module}.py"
         out.append(path)
         hp = declared(module)
         for _ in range(n):

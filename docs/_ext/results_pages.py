@@ -94,8 +94,8 @@ def _bar_chart(rows: list[tuple[str, dict]], tasks: list[str], path: Path, title
 
 # ---------------------------------------------------------------- generalisation of the shipped winners
 
-GENERALISATION = ("generated_algorithms/reports/generalisation.json",
-                  "python benchmarks/generalisation.py RUN_DIR --modules generated_algorithms/knn_late_acceptance.py,... "
+GENERALISATION = ("generated_algorithms/archive/reports/generalisation.json",
+                  "python benchmarks/generalisation.py RUN_DIR --modules generated_algorithms/archive/knn_late_acceptance.py,... "
                   "--baselines default --extra hub:convolution_milo/MI250X --extra hub:dedispersion_milo/MI250X --repeats 10")
 
 
@@ -348,8 +348,8 @@ def space_page() -> str:
 H100 = ("benchmarks/results/h100_spaces.json",
         "tunesmith bench --tasks problem:transpose/H100 --tasks problem:reduction/H100 --tasks problem:nbody/H100 "
         "--tasks problem:stencil3d/H100 --strategies genetic_algorithm,dual_annealing,random_sample,"
-        "generated_algorithms/knn_late_acceptance.py,generated_algorithms/knn_annealing_ils.py,"
-        "generated_algorithms/knn_tabu_late_acceptance.py --repeats 50 --se --workers 2 --json benchmarks/results/h100_spaces.json")
+        "generated_algorithms/archive/knn_late_acceptance.py,generated_algorithms/archive/knn_annealing_ils.py,"
+        "generated_algorithms/archive/knn_tabu_late_acceptance.py --repeats 50 --se --workers 2 --json benchmarks/results/h100_spaces.json")
 
 
 def bench_table(rel: str, command: str) -> str:
@@ -377,11 +377,11 @@ def h100_page() -> str:
 
 
 FLAGSHIP = "benchmarks/results/flagship"
-FLAGSHIP_CMD = "python benchmarks/flagship_tables.py --winner generated_algorithms/knn_vns_annealing.py --test-repeats 100 --all-repeats 5"
+FLAGSHIP_CMD = "python benchmarks/flagship_tables.py --winner generated_algorithms/archive/knn_vns_annealing.py --test-repeats 100 --all-repeats 5"
 GEMV_HISTOGRAM = ("benchmarks/results/bench_gemv_histogram_h100.json",
                   "tunesmith bench --tasks problem:gemv/H100 --tasks problem:histogram/H100 --strategies "
-                  "genetic_algorithm,dual_annealing,diff_evo,random_sample,generated_algorithms/knn_late_acceptance.py,"
-                  "generated_algorithms/knn_annealing_ils.py,generated_algorithms/knn_tabu_late_acceptance.py "
+                  "genetic_algorithm,dual_annealing,diff_evo,random_sample,generated_algorithms/archive/knn_late_acceptance.py,"
+                  "generated_algorithms/archive/knn_annealing_ils.py,generated_algorithms/archive/knn_tabu_late_acceptance.py "
                   "--repeats 50 --se --json benchmarks/results/bench_gemv_histogram_h100.json")
 
 
@@ -414,7 +414,7 @@ def flagship_page(folder: str = FLAGSHIP, command: str = FLAGSHIP_CMD) -> str:
 
 
 FLAGSHIP2 = "benchmarks/results/flagship2"
-FLAGSHIP2_CMD = ("python benchmarks/flagship_tables.py --winner generated_algorithms/lcb_annealing_ils.py "
+FLAGSHIP2_CMD = ("python benchmarks/flagship_tables.py --winner generated_algorithms/archive/lcb_annealing_ils.py "
                  "--campaign campaigns/flagship2.toml --test-repeats 100 --all-repeats 8 --out benchmarks/results/flagship2")
 
 

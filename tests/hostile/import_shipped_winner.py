@@ -7,6 +7,6 @@
 
 class ImportShippedWinner:
     def __call__(self, func, searchspace):
-        from generated_algorithms.lcb_wide_switching_nearest import SpreadHammingBoundedThresholdSwitchingRestartSearch
+        from generated_algorithms.archive.lcb_wide_switching_nearest import SpreadHammingBoundedThresholdSwitchingRestartSearch
 
         SpreadHammingBoundedThresholdSwitchingRestartSearch()(func, searchspace)

@@ -2,7 +2,7 @@
 
 Use it as a Kernel Tuner strategy:
 
-    import generated_algorithms.knn_annealing_ils as strategy
+    import generated_algorithms.archive.knn_annealing_ils as strategy
     kernel_tuner.tune_kernel(..., strategy=strategy, strategy_options={"max_fevals": 200})
 
 Provenance:

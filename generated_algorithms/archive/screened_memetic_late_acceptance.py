@@ -2,7 +2,7 @@
 
 Use it as a Kernel Tuner strategy:
 
-    import generated_algorithms.screened_memetic_late_acceptance as strategy
+    import generated_algorithms.archive.screened_memetic_late_acceptance as strategy
     kernel_tuner.tune_kernel(..., strategy=strategy, strategy_options={"max_fevals": 200})
 
 Provenance:
