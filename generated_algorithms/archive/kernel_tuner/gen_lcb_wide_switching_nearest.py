@@ -243,6 +243,7 @@ from kernel_tuner.util import StopCriterionReached
 
 _options = dict(
     budget=("evaluations the optimizer plans for (max_fevals still stops it)", 5000),
+    seed=("seed for numpy's and random's global generators (None: tune_kernel's seed, else leave them alone)", None),
     init_size=('int in [1, 64]', 7),
     knn_k=('int in [1, 10]', 3),
     explore_weight=('float in [0.0, 2.0]', 2.0),
@@ -256,6 +257,16 @@ _options = dict(
 def tune(searchspace, runner, tuning_options):
     options = tuning_options.strategy_options
     values = dict(zip(_options, common.get_options(options, _options)))
+    seed = values.pop("seed")
+    if seed is None:
+        seed = tuning_options.get("seed")  # tune_kernel(..., seed=N), as the built-in strategies read it
+    if seed is not None:  # numpy's and random's global generators, which the optimizer draws from
+        import random
+
+        import numpy
+
+        random.seed(seed)
+        numpy.random.seed(seed)
     x0 = options.get("x0")
     if x0 is not None and (len(x0) != len(searchspace.tune_params) or not searchspace.is_param_config_valid(tuple(x0))):
         raise ValueError(f"x0 {x0!r} is not a valid configuration: one value per tune parameter, passing the restrictions")
