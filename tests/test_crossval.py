@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from generator.bench.crossval import (ScoreTable, cross_validate, family_of, families_of, markdown,
-                                      sealed_families)
+from generator.bench.crossval import ScoreTable, cross_validate, markdown, sealed_families
 from generator.bench.portfolio import Rule, SpaceFeatures, learn_rule, nested_estimate
 from generator.errors import TunesmithError
+from generator.tasks.families import families_of, family_of
 
 
 def table(scores: dict) -> ScoreTable:

@@ -146,3 +146,16 @@ def test_the_readme_quickstart_output_is_the_run_its_json_records():
     assert f"`{QUICKSTART_JSON}`, {data['date']}" in README
     best = data["compare"]["best"]["id"]
     assert f"best candidate: {best}, P {data['compare']['best']['campaign_score']:.3f}" in data["summary"]
+
+
+def test_the_readme_recommended_numbers_are_the_protocols():
+    """The recommended optimizer's numbers in the README are the ones the protocol's table records (issue 38)."""
+    import json
+
+    doc = json.loads((ROOT / "benchmarks" / "results" / "protocol" / "crossval.json").read_text())
+    winner = next(s for s in doc["strategies"] if s["label"] == doc["winner"])
+    selection = doc["selection_estimate"]
+    assert f"{winner['mean']:.3f} ± {winner['se_kernels']:.3f}" in README
+    assert f"{selection['mean']:.3f} ± {selection['se']:.3f}" in README
+    assert f"{len(doc['families'])} kernel families" in README
+    assert "generated_algorithms/recommended.py" in README

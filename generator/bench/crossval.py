@@ -13,7 +13,7 @@ P per strategy and space (one `tunesmith bench` run: the same seeds and budgets 
   is scored on the left-out one. Its mean over folds predicts what the protocol's pick scores on a new
   kernel, which a strategy's own mean (the pick's in-sample score) overstates.
 
-Families come from the task's kernel name (`gemm/H200` -> `gemm`) through KERNEL_FAMILIES, which joins
+Families come from the task's kernel name (`gemm/H200` -> `gemm`) through generator.tasks.families, which joins
 kernels that compute the same thing under other names. Sealed families (the test set,
 benchmarks/protocol/families.toml) are refused unless a caller asks to open them.
 """
@@ -29,17 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from generator.errors import TunesmithError
-
-# Kernels that compute the same thing are one family, whatever their name or origin.
-KERNEL_FAMILIES = {"conv2d": "convolution", "convolution_milo": "convolution", "dedisp": "dedispersion",
-                   "dedispersion_milo": "dedispersion", "batched_gemm": "gemm"}
-
-
-def family_of(task: str) -> str:
-    """The kernel family of a task name (`convolution_milo/A100` -> `convolution`)."""
-    kernel = task.split("/", 1)[0]
-    return KERNEL_FAMILIES.get(kernel, kernel)
-
+from generator.tasks.families import families_of, family_of
 
 def sealed_families(protocol: Path | str | None) -> list[str]:
     """The families a protocol file seals as the test set (`sealed = [...]`); none without a file."""
@@ -110,14 +100,6 @@ class ScoreTable:
         if missing:
             raise TunesmithError(f"crossval: no results for {', '.join(missing)}; bench them first")
         return ScoreTable({s: self.scores[s] for s in strategies}, {s: self.ses[s] for s in strategies})
-
-
-def families_of(tasks: list[str]) -> dict[str, list[str]]:
-    """Family -> its tasks, families in name order."""
-    out: dict[str, list[str]] = {}
-    for task in sorted(tasks):
-        out.setdefault(family_of(task), []).append(task)
-    return dict(sorted(out.items()))
 
 
 @dataclass

@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from generator.bench.crossval import ScoreTable, families_of
+from generator.bench.crossval import ScoreTable
+from generator.tasks.families import families_of
 
 FEATURES = ("log2_size", "dims", "density")
 MIN_FAMILIES_PER_SIDE = 3

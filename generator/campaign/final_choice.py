@@ -5,7 +5,7 @@ the best of them is partly the one that fits the training spaces best by luck. T
 are never shown to the loop: once evolution (and HPO) is done, the `finalists` best candidates (and
 every tuned one) are scored on them, with fresh random streams. A user's next kernel is a new kernel
 family, so the choice weighs families, not spaces: each finalist's validation score is the mean over
-families of its mean P over the family's spaces (`generator.bench.crossval.family_of`: the same
+families of its mean P over the family's spaces (`generator.tasks.families.family_of`: the same
 kernel on three GPUs counts once), and its standard error comes from the spread over families. With
 two or more validation families, each finalist is also ranked with each family left out in turn: the
 spread of those ranks says how far the choice can be trusted. The best family-weighted score picks
@@ -119,7 +119,7 @@ def choose(archive: Archive, tasks: list, k: int, repeats: int, seed: int, evalu
 
 def family_score(per_task: dict[str, float | None], tasks: list[str]) -> tuple[float | None, float | None]:
     """Mean over kernel families of the mean P over each family's tasks, and its standard error over families."""
-    from generator.bench.crossval import families_of
+    from generator.tasks.families import families_of
 
     if any(per_task.get(t) is None for t in tasks):
         return None, None
@@ -133,7 +133,7 @@ def family_score(per_task: dict[str, float | None], tasks: list[str]) -> tuple[f
 
 def _rank_folds(finalists: list[Finalist], tasks: list[str]) -> None:
     """Each finalist's rank among those that ran everywhere, by its score with each family left out."""
-    from generator.bench.crossval import families_of
+    from generator.tasks.families import families_of
 
     families = families_of(tasks)
     ok = [f for f in finalists if f.validation is not None]
@@ -173,7 +173,7 @@ def format_choice(choice: FinalChoice | None) -> list[str]:
         spread = f"{ranks[0]}..{ranks[-1]}" if ranks else "-"
         lines.append(f"  {f.id:6} {train} {val} {se} {spread:>18}  {'yes' if f.params else 'no'}")
     if by_family:
-        from generator.bench.crossval import families_of
+        from generator.tasks.families import families_of
 
         lines.append(f"  valid. P weighs each kernel family once ({len(families_of(choice.tasks))} families); ± fam. is "
                      "its standard error over families; ranks w/o a family: best..worst rank with one left out")
