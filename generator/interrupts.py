@@ -63,18 +63,37 @@ def resume_hint(exc: BaseException) -> str:
     return ""
 
 
-def exit_at_next_interrupt() -> None:
-    """From now on Ctrl-C ends the process at once, quietly, after the exit handlers (sandbox pool,
-    local LLM server); Python would otherwise wait for LLM requests in flight, and a Ctrl-C there
-    prints a threading traceback."""
-    def now(signum, frame):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        quiet_stdout()
-        atexit._run_exitfuncs()
-        os._exit(128 + signum)
+@contextmanager
+def says_how_to_continue(command: str, applies=lambda: True):
+    """A stop within the block carries `command` (the resume line), unless it has one or `applies()` is false."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if not getattr(exc, "resume_command", None) and applies():
+            exc.resume_command = command
+        raise
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, now)
+
+def exit_now(code: int) -> None:
+    """End the process now, after the exit handlers (sandbox pool, local LLM server, Dask), without
+    waiting for the threads still at work: an LLM request in flight, an evaluation whose sandbox runs
+    go on for tens of seconds. A stopped campaign has recorded what counts; whatever those threads
+    would still write is made again on resume. (Python's own exit joins every pool thread first, so a
+    stop took as long as the slowest of them, or for ever when one waited on a cancelled job.)"""
+    def at_once(signum, frame):  # another Ctrl-C or SIGTERM: not even the exit handlers
+        os._exit(code)
+
+    signal.signal(signal.SIGINT, at_once)
+    signal.signal(signal.SIGTERM, at_once)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        os._exit(code)
 
 
 def quiet_stdout() -> None:

@@ -391,7 +391,8 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     # every task (train and test), the model and the HPO storage are checked before anything is written:
     # a typo fails with nothing recorded, so the same command works once it is fixed
     check_campaign(cfg, keys=completion is None)
-    with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
+    # a second campaign on this directory is refused, not merged
+    with run_lock(cfg.output.run_dir, "run"), _resumable(cfg.output.run_dir):
         archive = _open_or_create(cfg, resolved, config_path)
         if budget is not None:
             check_budget_left(len(archive.candidates()), budget, "--budget")
@@ -407,7 +408,7 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
     if budget is not None:
         check_budget(budget, f"--budget {budget}: ")
     archive = Archive.open(run_dir)
-    with run_lock(run_dir, "resume"):
+    with run_lock(run_dir, "resume"), _resumable(run_dir):
         data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
         data["output"]["run_dir"] = str(run_dir)
         if budget is not None:
@@ -420,6 +421,14 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
         cfg = parse_config(data, str(Path(run_dir) / "config.json"))
         check_campaign(cfg, keys=completion is None)  # e.g. a local model removed since, a hub moved
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+
+
+def _resumable(run_dir):
+    """A stop while the run is set up (tasks loaded, the archive read) says how to continue too, once the
+    directory holds a run (the campaign loop says it for later stops)."""
+    from generator.interrupts import says_how_to_continue
+
+    return says_how_to_continue(f"tunesmith resume {run_dir}", lambda: Archive.exists(Path(run_dir)))
 
 
 def _checked_wait(seconds: float) -> float:
