@@ -232,8 +232,10 @@ class Campaign:
         Ctrl-C and SIGTERM stop it cleanly too (status `stopped`, resumable); the KeyboardInterrupt
         goes on to the caller with `resume_command` set.
         """
+        from generator import parsing
         from generator.interrupts import sigterm_as_interrupt
 
+        parsing.isolate()  # other libraries' threads (Dask, LLM clients) parse here too (gh-106905)
         with sigterm_as_interrupt():
             return self._run()
 
