@@ -262,31 +262,11 @@ class GenerationDiversity:
 def diversity_by_generation(candidates, code_of) -> list[GenerationDiversity]:
     """Per generation: duplicates, re-asks, novelty of the new code, the archive's diversity after it.
 
-    `candidates` in archive order; `code_of(candidate)` returns its source (or None)."""
-    gens: dict[int, list] = {}
-    for c in candidates:
-        gens.setdefault(c.generation, []).append(c)
-    index = ShapeIndex()
-    pair_sum, pairs = 0.0, 0
-    out = []
-    for g in sorted(gens):
-        distances = []
-        for c in gens[g]:
-            shape = None if c.duplicate_of else Shape.of(code_of(c))
-            if shape is None or shape.fingerprint in index.by_fingerprint:
-                continue
-            sims = [similarity(shape, o) for o in index.shapes.values()]
-            if sims:
-                distances.append(1.0 - max(sims))
-            pair_sum += sum(1.0 - s for s in sims)
-            pairs += len(sims)
-            index.add(c.id, shape)
-        out.append(GenerationDiversity(
-            g, len(gens[g]), sum(1 for c in gens[g] if c.duplicate_of),
-            sum(1 for c in gens[g] if (getattr(c, "novelty", None) or {}).get("reasked")),
-            round(sum(distances) / len(distances), 4) if distances else None,
-            len(index.by_fingerprint), round(pair_sum / pairs, 4) if pairs else None))
-    return out
+    `candidates` in archive order; `code_of(candidate)` returns its source (or None). Computed from
+    scratch; `generator.campaign.diversity.run_diversity` keeps each candidate's part in the run."""
+    from generator.campaign.diversity import by_generation, parts
+
+    return by_generation(candidates, parts(candidates, code_of))
 
 
 def format_diversity(rows: list[GenerationDiversity]) -> list[str]:
