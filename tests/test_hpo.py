@@ -177,3 +177,12 @@ def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(tm
     assert result.chosen_params["sample"] == (result.best_params["sample"] if kept else 8)
     assert hpo.load_results(run)["c0001"].validation == result.validation  # written and read back
     assert ("valid" in hpo.format_result(result)) and (("defaults kept" in hpo.format_result(result)) is not kept)
+
+
+def test_the_final_scoring_after_the_trials_says_what_it_does(tmp_path, hub_dir, monkeypatch, capsys):
+    """Issue 40, item 13: after the trials' bar came tens of seconds of runs without a word."""
+    monkeypatch.setattr(hpo, "_evaluate", _evaluate_where_validation_disagrees)
+    run = make_run(tmp_path, hub_dir, test=False)
+    hpo.run_hpo(run, hpo.HpoSettings(trials=2, repeats=1, report_repeats=3, seed=3), progress=True)
+    err = capsys.readouterr().err
+    assert "hpo c0001: scoring the default and the tuned values on the training tasks (3 repeats each" in err
