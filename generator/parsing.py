@@ -137,11 +137,19 @@ class _ChildParser:
             proc.stdout.close()
 
     def forget(self) -> None:
-        """In a forked copy of this process: the child belongs to the parent; start another when needed."""
-        self._lock = threading.Lock()
-        self._proc = None
+        """In a forked copy of this process: the child belongs to the parent (close our ends of its pipes, so
+        that it still ends with the parent); start another when needed."""
+        proc, self._proc, self._lock = self._proc, None, threading.Lock()
+        if proc is not None:
+            _FORGOTTEN.append(proc)  # kept: its file objects must never close the numbers, which may be reused
+        for stream in (proc.stdin, proc.stdout) if proc is not None else ():
+            try:
+                os.close(stream.fileno())
+            except (OSError, ValueError):
+                pass
 
 
 _PARSER = _ChildParser()
+_FORGOTTEN: list = []  # a forked copy's handles on its parent's child (see forget)
 atexit.register(_PARSER._stop)
 os.register_at_fork(after_in_child=_PARSER.forget)
