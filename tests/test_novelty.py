@@ -8,7 +8,8 @@ import pytest
 from fake_llm_server import FakeLLMServer
 from generator.archive import Archive
 from generator.campaign.loop import format_status, run_campaign
-from generator.campaign.novelty import Shape, ShapeIndex, diversity_by_generation, format_diversity, similarity
+from generator.campaign.diversity import diversity_by_generation, format_diversity
+from generator.campaign.novelty import Shape, ShapeIndex, similarity
 from test_campaign import fake_evaluate
 
 A = '''import numpy as np

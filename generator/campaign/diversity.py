@@ -1,4 +1,4 @@
-"""The archive's diversity per generation, from what each candidate added to it, kept in the run directory.
+"""The archive's code diversity per generation, from what each candidate added to it, kept in the run.
 
 A candidate's part (is it a new algorithm, how far from the nearest earlier one, the sum of its
 distances to all earlier ones) depends only on the candidates before it, and the archive only
@@ -13,12 +13,34 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from generator.campaign.novelty import GenerationDiversity, Shape, ShapeIndex, similarity
+from generator.campaign.novelty import Shape, ShapeIndex, similarity
 
 FILE = "diversity.json"
 VERSION = 1
+
+
+@dataclass(frozen=True)
+class GenerationDiversity:
+    """One generation's view of the archive's diversity."""
+
+    generation: int
+    candidates: int  # made in this generation
+    duplicates: int  # of them, copies not evaluated
+    reasked: int  # of them, re-asked once because they nearly copied an archived candidate
+    novelty: float | None  # mean distance (1 - similarity) of its new code to the nearest earlier code
+    distinct: int  # distinct algorithms (fingerprints) in the archive after this generation
+    diversity: float | None  # mean pairwise distance between the archive's distinct algorithms
+
+
+def diversity_by_generation(candidates, code_of) -> list[GenerationDiversity]:
+    """Per generation: duplicates, re-asks, novelty of the new code, the archive's diversity after it.
+
+    `candidates` in archive order; `code_of(candidate)` returns its source (or None). Computed from
+    scratch; `run_diversity` keeps each candidate's part in the run."""
+    return by_generation(candidates, parts(candidates, code_of))
 
 
 def parts(candidates, code_of, known: dict | None = None) -> dict[str, dict]:
@@ -104,3 +126,17 @@ def _write(path: Path, ids: list[str], found: dict) -> None:
         os.replace(tmp, path)
     except OSError:  # a run directory we may not write (someone else's): computed again next time
         tmp.unlink(missing_ok=True)
+
+
+def format_diversity(rows: list[GenerationDiversity]) -> list[str]:
+    """Terminal table of `diversity_by_generation`."""
+    if not rows:
+        return []
+    lines = ["diversity per generation (distance = 1 - similarity of normalised code; 0 = copies, 1 = unrelated):",
+             f"  {'gen':>3} {'made':>4} {'dup':>4} {'re-asked':>8} {'novelty':>8} {'distinct':>8} {'diversity':>9}"]
+    for r in rows:
+        nov = f"{r.novelty:.3f}" if r.novelty is not None else "-"
+        div = f"{r.diversity:.3f}" if r.diversity is not None else "-"
+        lines.append(f"  {r.generation:>3} {r.candidates:>4} {r.duplicates:>4} {r.reasked:>8} {nov:>8} "
+                     f"{r.distinct:>8} {div:>9}")
+    return lines

@@ -1,5 +1,5 @@
-"""Copies and near-copies: a candidate's code normalised two ways, its similarity to the archive;
-the archive's diversity per generation.
+"""Copies and near-copies: a candidate's code normalised two ways, its similarity to the archive
+(the archive's diversity per generation, from these: generator/campaign/diversity.py).
 
 `Shape.of(code)` parses the code once and keeps two views of it:
 
@@ -241,43 +241,3 @@ class ShapeIndex:
             if s > best:
                 best_id, best = cid, s
         return Nearest(best_id, round(best, 4), False)
-
-
-# ------------------------------------------------------------------------- diversity
-
-
-@dataclass(frozen=True)
-class GenerationDiversity:
-    """One generation's view of the archive's diversity."""
-
-    generation: int
-    candidates: int  # made in this generation
-    duplicates: int  # of them, copies not evaluated
-    reasked: int  # of them, re-asked once because they nearly copied an archived candidate
-    novelty: float | None  # mean distance (1 - similarity) of its new code to the nearest earlier code
-    distinct: int  # distinct algorithms (fingerprints) in the archive after this generation
-    diversity: float | None  # mean pairwise distance between the archive's distinct algorithms
-
-
-def diversity_by_generation(candidates, code_of) -> list[GenerationDiversity]:
-    """Per generation: duplicates, re-asks, novelty of the new code, the archive's diversity after it.
-
-    `candidates` in archive order; `code_of(candidate)` returns its source (or None). Computed from
-    scratch; `generator.campaign.diversity.run_diversity` keeps each candidate's part in the run."""
-    from generator.campaign.diversity import by_generation, parts
-
-    return by_generation(candidates, parts(candidates, code_of))
-
-
-def format_diversity(rows: list[GenerationDiversity]) -> list[str]:
-    """Terminal table of `diversity_by_generation`."""
-    if not rows:
-        return []
-    lines = ["diversity per generation (distance = 1 - similarity of normalised code; 0 = copies, 1 = unrelated):",
-             f"  {'gen':>3} {'made':>4} {'dup':>4} {'re-asked':>8} {'novelty':>8} {'distinct':>8} {'diversity':>9}"]
-    for r in rows:
-        nov = f"{r.novelty:.3f}" if r.novelty is not None else "-"
-        div = f"{r.diversity:.3f}" if r.diversity is not None else "-"
-        lines.append(f"  {r.generation:>3} {r.candidates:>4} {r.duplicates:>4} {r.reasked:>8} {nov:>8} "
-                     f"{r.distinct:>8} {div:>9}")
-    return lines
