@@ -390,8 +390,10 @@ def _one_line_task_warnings() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
-    from generator.interrupts import says_how_to_continue, sigterm_as_interrupt
+    from generator.interrupts import says_how_to_continue, sigterm_as_interrupt, stop_within_seconds
 
+    if argv is None:  # the command itself, not a caller in Python (a test): a stop ends it within seconds
+        stop_within_seconds()
     try:
         with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does, from its first second on
             args = _build_parser().parse_args(argv)
@@ -415,8 +417,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tunesmith: error: {exc}{resume_hint(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
-        from generator.interrupts import exit_code, exit_now, reason, resume_hint
+        from generator.interrupts import exit_code, exit_now, reason, resume_hint, stop_reported
 
+        stop_reported()
         print(f"tunesmith: {reason(exc)}{resume_hint(exc)}", file=sys.stderr, flush=True)
         if argv is None:  # the command itself, not a caller in Python: end now, not when every thread is done
             exit_now(exit_code(exc))

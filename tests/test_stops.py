@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -135,3 +136,44 @@ def test_stops_at_random_moments_end_at_once_and_the_resumes_give_the_same_run(t
     assert proc.returncode == 0, err
     assert _state(run) == "finished"
     assert _digest(run) == expected
+
+
+# Code that loses the KeyboardInterrupt a stop raises in it, as pydantic did while litellm was imported (it
+# turned it into a SchemaError) and C code that clears errors does: the command must end all the same.
+SWALLOWS = """
+import sys, time
+from generator.interrupts import says_how_to_continue, sigterm_as_interrupt, stop_within_seconds
+stop_within_seconds()
+with sigterm_as_interrupt(), says_how_to_continue("tunesmith resume RUN"):
+    print("ready", flush=True)
+    while True:
+        try:
+            time.sleep(0.05)
+        except KeyboardInterrupt:
+            pass  # lost
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_whose_interrupt_is_lost_still_ends_the_command_with_the_resume_line(sig, sigint_reaches_children):
+    from fault_fixtures import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-c", SWALLOWS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(sig)
+    seconds, err = _stop_wait(proc)
+    assert seconds < EXIT_LIMIT_S, f"still running {seconds:.0f} s after the stop"
+    assert proc.returncode == 128 + sig
+    assert "; the run is saved, to continue: tunesmith resume RUN" in err, err
+
+
+def _stop_wait(proc: subprocess.Popen) -> tuple[float, str]:
+    start = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        return float("inf"), err
+    return time.monotonic() - start, err
