@@ -424,6 +424,15 @@ def main(argv: list[str] | None = None) -> int:
         if argv is None:  # the command itself, not a caller in Python: end now, not when every thread is done
             exit_now(exit_code(exc))
         return exit_code(exc)
+    except Exception as exc:  # after a stop: its KeyboardInterrupt, turned into a library's own error
+        from generator.interrupts import exit_code, exit_now, reason, resume_hint, stop_reported, stop_signalled
+
+        stop = stop_signalled()
+        if stop is None:
+            raise
+        stop_reported()
+        print(f"tunesmith: {reason(stop)}{resume_hint(exc)}", file=sys.stderr, flush=True)
+        exit_now(exit_code(stop))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ class Terminated(KeyboardInterrupt):
 
 GRACE_S = 5.0  # a stop ends the command within this long, even where its exception was lost
 _HINTS: list = []  # (command, applies) of the says_how_to_continue blocks the main thread is in
-_DEADLINE = {"enabled": False, "armed": False, "reported": False}
+_DEADLINE = {"enabled": False, "armed": False, "reported": False, "signum": None}
 
 
 def _terminate(signum, frame):
@@ -59,9 +59,17 @@ def stop_reported() -> None:
     _DEADLINE["reported"] = True
 
 
+def stop_signalled() -> KeyboardInterrupt | None:
+    """The stop (Terminated or KeyboardInterrupt) a signal asked for, once one did; else None. An error that
+    escapes after it is most likely that stop's exception, turned into its own by a library (pydantic)."""
+    if not _DEADLINE["armed"]:
+        return None
+    return Terminated() if _DEADLINE["signum"] == signal.SIGTERM else KeyboardInterrupt()
+
+
 def _arm_deadline(signum: int, why: str) -> None:
     if _DEADLINE["enabled"] and not _DEADLINE["armed"]:
-        _DEADLINE["armed"] = True
+        _DEADLINE["armed"], _DEADLINE["signum"] = True, signum
         threading.Thread(target=_deadline, args=(signum, why), name="tunesmith-stop-deadline", daemon=True).start()
 
 
@@ -114,8 +122,9 @@ def says_how_to_continue(command: str, applies=lambda: True):
     _HINTS.append((command, applies))  # the stop deadline's watchdog says it too
     try:
         yield
-    except KeyboardInterrupt as exc:
-        if not getattr(exc, "resume_command", None) and applies():
+    except BaseException as exc:  # a stop, or an error that may be a stop's in disguise (stop_signalled)
+        if (isinstance(exc, KeyboardInterrupt) or _DEADLINE["armed"]) and not getattr(exc, "resume_command", None) \
+                and applies():
             exc.resume_command = command
         raise
     finally:

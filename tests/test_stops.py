@@ -177,3 +177,41 @@ def _stop_wait(proc: subprocess.Popen) -> tuple[float, str]:
         _, err = proc.communicate()
         return float("inf"), err
     return time.monotonic() - start, err
+
+
+# A command whose stop a library turns into its own error (pydantic made a SchemaError of it while litellm was
+# being imported): loaded into the `tunesmith` command through sitecustomize, in place of `status`.
+DISGUISES = """
+import time
+import generator.cli as cli
+from generator.interrupts import says_how_to_continue
+
+
+def handler(args):
+    with says_how_to_continue("tunesmith resume RUN"):
+        try:
+            print("ready", flush=True)
+            while True:
+                time.sleep(0.05)
+        except KeyboardInterrupt:
+            raise RuntimeError("SchemaError: Error building serializer: Terminated") from None
+
+
+setup, _, text = cli.COMMANDS["status"]
+cli.COMMANDS["status"] = (setup, handler, text)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_a_library_turned_into_its_own_error_is_still_a_stop(sig, tmp_path, sigint_reaches_children):
+    from fault_fixtures import ROOT
+
+    (tmp_path / "sitecustomize.py").write_text(DISGUISES)
+    command = os.path.join(os.path.dirname(sys.executable), "tunesmith")
+    proc = subprocess.Popen([command, "status", "RUN"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}, start_new_session=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(sig)
+    seconds, err = _stop_wait(proc)
+    assert seconds < EXIT_LIMIT_S and proc.returncode == 128 + sig, (proc.returncode, err)
+    assert "; the run is saved, to continue: tunesmith resume RUN" in err and "Traceback" not in err, err
