@@ -145,10 +145,11 @@ import sys, time
 from generator.interrupts import says_how_to_continue, sigterm_as_interrupt, stop_within_seconds
 stop_within_seconds()
 with sigterm_as_interrupt(), says_how_to_continue("tunesmith resume RUN"):
-    print("ready", flush=True)
     while True:
-        try:
-            time.sleep(0.05)
+        try:  # the stop lands in here, never between the loops
+            print("ready", flush=True)
+            while True:
+                time.sleep(0.05)
         except KeyboardInterrupt:
             pass  # lost
 """
