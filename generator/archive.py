@@ -18,6 +18,8 @@ RUN_DIR/
                        "fitness"} (its Fitness with all runs so far) or {"id", "to", "error"}
   code/<id>.py         the source of each candidate that had code
   .lock                the run's lock (generator.run_lock): one campaign at a time, `hpo` shared
+  diversity.json       a cache: each candidate's part of the code diversity, written by `status` and the
+                       report (generator.campaign.diversity); rebuilt when missing or damaged
   hpo/, report/, export/   reserved for the rooms that build on a run
 ```
 

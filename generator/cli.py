@@ -9,7 +9,6 @@ import argparse
 import sys
 
 from generator.errors import TunesmithError
-import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
 
 # What `tunesmith --help` says (the module docstring above is for developers).
@@ -404,14 +403,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
-    from generator.interrupts import sigterm_as_interrupt
+    from generator.interrupts import says_how_to_continue, sigterm_as_interrupt, stop_within_seconds
 
-    args = _parse(argv)
-    args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
-    _one_line_task_warnings()
+    if argv is None:  # the command itself, not a caller in Python (a test): a stop ends it within seconds
+        stop_within_seconds()
     try:
-        with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does
-            code = int(args.handler(args) or 0)
+        with sigterm_as_interrupt():  # `kill PID` stops a command as Ctrl-C does, from its first second on
+            args = _parse(argv)
+            args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
+            _one_line_task_warnings()
+            with says_how_to_continue(f"tunesmith resume {getattr(args, 'run_dir', '')}",
+                                      lambda: args.command == "resume"):  # also while it starts up
+                import generator.live  # noqa: F401  (registers the live: task source; takes a second to import)
+
+                code = int(args.handler(args) or 0)
         sys.stdout.flush()  # a reader that stopped early (`| head -1`) shows here, not at exit
         return code
     except BrokenPipeError:  # `tunesmith status RUN | head -1`: the reader has what it wanted
@@ -425,12 +430,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tunesmith: error: {exc}{resume_hint(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a campaign (generator.interrupts)
-        from generator.interrupts import exit_at_next_interrupt, exit_code, reason, resume_hint
+        from generator.interrupts import exit_code, exit_now, reason, resume_hint, stop_reported
 
+        stop_reported()
         print(f"tunesmith: {reason(exc)}{resume_hint(exc)}", file=sys.stderr, flush=True)
-        if argv is None:  # the command itself, not a caller in Python: Python still waits for requests
-            exit_at_next_interrupt()  # in flight before it exits; another Ctrl-C need not
+        if argv is None:  # the command itself, not a caller in Python: end now, not when every thread is done
+            exit_now(exit_code(exc))
         return exit_code(exc)
+    except Exception as exc:  # after a stop: its KeyboardInterrupt, turned into a library's own error
+        from generator.interrupts import exit_code, exit_now, reason, resume_hint, stop_reported, stop_signalled
+
+        stop = stop_signalled()
+        if stop is None:
+            raise
+        stop_reported()
+        print(f"tunesmith: {reason(stop)}{resume_hint(exc)}", file=sys.stderr, flush=True)
+        exit_now(exit_code(stop))
 
 
 if __name__ == "__main__":

@@ -233,3 +233,12 @@ def test_the_hpo_storage_uses_optunas_current_heartbeat_callback_and_hides_no_de
         storage = open_storage(f"sqlite:///{tmp_path / 'hpo.db'}", heartbeat=5)
     callback = storage.heartbeat_stale_trial_callback
     assert type(callback) is optuna.storages.RetryHeartbeatStaleTrialCallback, type(callback)
+
+
+def test_the_final_scoring_after_the_trials_says_what_it_does(tmp_path, hub_dir, monkeypatch, capsys):
+    """Issue 40, item 13: after the trials' bar came tens of seconds of runs without a word."""
+    monkeypatch.setattr(hpo, "_evaluate", _evaluate_where_validation_disagrees)
+    run = make_run(tmp_path, hub_dir, test=False)
+    hpo.run_hpo(run, hpo.HpoSettings(trials=2, repeats=1, report_repeats=3, seed=3), progress=True)
+    err = capsys.readouterr().err
+    assert "hpo c0001: scoring the default and the tuned values on the training tasks (3 repeats each" in err

@@ -119,7 +119,7 @@ def bench(tasks: list[Task], specs: list[StrategySpec], repeats: int = 50, seed:
             for spec in specs:
                 if pool is None and workers > 1:
                     pool = _pool(tasks, workers, max_fevals, cache_folder)
-                bar.set_description(spec.label[-30:])
+                bar.set_description(bar_label(spec.label))
                 start = time.perf_counter()
                 traces, failed, broken = _run_strategy(pool, spec, len(tasks), repeats, seed, bar)
                 result = _result(spec, tasks, traces, failed, seed, time.perf_counter() - start)
@@ -244,4 +244,11 @@ def _cpu_count() -> int:
 def _progress(total: int, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="run", disable=not enabled, dynamic_ncols=True, leave=False)
+    # disable=None: drawn on a terminal only (in a log file every update would add a carriage-return line)
+    return tqdm(total=total, unit="run", disable=(not enabled) or None, dynamic_ncols=True, leave=False)
+
+
+def bar_label(label: str, width: int = 40) -> str:
+    """A strategy's name on the bar: a file's name without its folders, cut at the end (the start names it)."""
+    name = label.rstrip("/").rsplit("/", 1)[-1] if label.endswith(".py") else label
+    return name if len(name) <= width else name[:width - 1] + "\u2026"

@@ -53,7 +53,7 @@ class Campaign:
         self.progress = progress
         self.made: list[Candidate] = []
         self.by_id: dict[str, Candidate] = {}
-        self._bar = self._eval_bar = None
+        self._bars = None  # generator.campaign.progress.CampaignProgress, while the loop runs
         self._executor = None
         self._executor_error = None
         self._seeds = None  # LLM seeding of every evaluation ([llm_guided] seed_rounds), asked once
@@ -122,8 +122,8 @@ class Campaign:
 
     def evaluated(self, runs: int | None = None) -> None:
         """One candidate's sandbox runs are done (the evaluation progress bar)."""
-        if self._eval_bar is not None:
-            self._eval_bar.update(runs if runs is not None else len(self.train) * self.first_repeats())
+        if self._bars is not None:
+            self._bars.evaluated(runs if runs is not None else len(self.train) * self.first_repeats())
 
     def first_repeats(self) -> int:
         """Repeats per task a new candidate gets: all of them, or with racing the first stage."""
@@ -213,11 +213,8 @@ class Campaign:
 
     # -- progress and status -----------------------------------------------------------------
     def _tick(self, cand: Candidate) -> None:
-        if self._bar is None:
-            return
-        best = max((c.score for c in self.made if c.ok), default=None)
-        self._bar.update(1)
-        self._bar.set_postfix_str(f"best={best:.3f}" if best is not None else "best=-")
+        if self._bars is not None:
+            self._bars.recorded_one(cand.id, max((c.score for c in self.made if c.ok), default=None))
 
     def _write_status(self, state: str, reason: str = "") -> None:
         best = max((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: c.score, default=None)
@@ -232,13 +229,15 @@ class Campaign:
         Ctrl-C and SIGTERM stop it cleanly too (status `stopped`, resumable); the KeyboardInterrupt
         goes on to the caller with `resume_command` set.
         """
+        from generator import parsing
         from generator.interrupts import sigterm_as_interrupt
 
+        parsing.isolate()  # other libraries' threads (Dask, LLM clients) parse here too (gh-106905)
         with sigterm_as_interrupt():
             return self._run()
 
     def _run(self) -> Summary:
-        from tqdm import tqdm
+        from generator.campaign.progress import CampaignProgress
 
         race = self.race()
         evo = self._evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
@@ -248,16 +247,12 @@ class Campaign:
 
         if never_exchange(self.cfg.evolution) and self.progress:
             print(f"tunesmith: warning: {never_exchange(self.cfg.evolution)}", file=sys.stderr)
-        self._bar = tqdm(total=self.cfg.evolution.budget, desc="candidates", unit="cand", file=sys.stderr,
-                         disable=not self.progress, dynamic_ncols=True, position=0)
-        # sandbox runs (task x repeat) of the candidates evaluated in this session
-        self._eval_bar = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=not self.progress,
-                              dynamic_ncols=True, position=1)
         n = self.cfg.evolution.budget
         state, reason = "finished", f"budget of {n} candidate{'s' if n != 1 else ''} spent"
-        if self.done and self.progress:
+        if self.done and self.progress:  # before the bars: a line printed under them breaks them up
             print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
-                  "scores are reused", file=sys.stderr)
+                  "scores are reused", file=sys.stderr, flush=True)
+        self._bars = CampaignProgress(self.progress, n, self.done)
         try:
             if self._evaluate is None and self.cfg.evaluation.executor != "local":
                 self.connect()  # a cluster that is not there is named before the LLM is asked anything
@@ -281,8 +276,7 @@ class Campaign:
             exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
             raise
         finally:
-            self._eval_bar.close()
-            self._bar.close()
+            self._bars.close()
             if self._inflight is not None:
                 self._inflight.close()
                 self._inflight = None
@@ -431,7 +425,8 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     # every task (train and test), the model and the HPO storage are checked before anything is written:
     # a typo fails with nothing recorded, so the same command works once it is fixed
     check_campaign(cfg, keys=completion is None)
-    with run_lock(cfg.output.run_dir, "run"):  # a second campaign on this directory is refused, not merged
+    # a second campaign on this directory is refused, not merged
+    with run_lock(cfg.output.run_dir, "run"), _resumable(cfg.output.run_dir):
         archive = _open_or_create(cfg, resolved, config_path)
         # a lowered budget, from --budget or from the file, is refused alike (the file's names the file)
         check_budget_left(len(archive.candidates()), cfg.evolution.budget,
@@ -448,7 +443,7 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
     if budget is not None:
         check_budget(budget, f"--budget {budget}: ")
     archive = Archive.open(run_dir)
-    with run_lock(run_dir, "resume"):
+    with run_lock(run_dir, "resume"), _resumable(run_dir):
         data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
         data["output"]["run_dir"] = str(run_dir)
         if budget is not None:
@@ -461,6 +456,14 @@ def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=N
         cfg = parse_config(data, str(Path(run_dir) / "config.json"))
         check_campaign(cfg, keys=completion is None)  # e.g. a local model removed since, a hub moved
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
+
+
+def _resumable(run_dir):
+    """A stop while the run is set up (tasks loaded, the archive read) says how to continue too, once the
+    directory holds a run (the campaign loop says it for later stops)."""
+    from generator.interrupts import says_how_to_continue
+
+    return says_how_to_continue(f"tunesmith resume {run_dir}", lambda: Archive.exists(Path(run_dir)))
 
 
 def _checked_wait(seconds: float) -> float:

@@ -1,5 +1,5 @@
-"""Copies and near-copies: a candidate's code normalised two ways, its similarity to the archive;
-the archive's diversity per generation.
+"""Copies and near-copies: a candidate's code normalised two ways, its similarity to the archive
+(the archive's diversity per generation, from these: generator/campaign/diversity.py).
 
 `Shape.of(code)` parses the code once and keeps two views of it:
 
@@ -242,63 +242,3 @@ class ShapeIndex:
             if s > best:
                 best_id, best = cid, s
         return Nearest(best_id, round(best, 4), False)
-
-
-# ------------------------------------------------------------------------- diversity
-
-
-@dataclass(frozen=True)
-class GenerationDiversity:
-    """One generation's view of the archive's diversity."""
-
-    generation: int
-    candidates: int  # made in this generation
-    duplicates: int  # of them, copies not evaluated
-    reasked: int  # of them, re-asked once because they nearly copied an archived candidate
-    novelty: float | None  # mean distance (1 - similarity) of its new code to the nearest earlier code
-    distinct: int  # distinct algorithms (fingerprints) in the archive after this generation
-    diversity: float | None  # mean pairwise distance between the archive's distinct algorithms
-
-
-def diversity_by_generation(candidates, code_of) -> list[GenerationDiversity]:
-    """Per generation: duplicates, re-asks, novelty of the new code, the archive's diversity after it.
-
-    `candidates` in archive order; `code_of(candidate)` returns its source (or None)."""
-    gens: dict[int, list] = {}
-    for c in candidates:
-        gens.setdefault(c.generation, []).append(c)
-    index = ShapeIndex()
-    pair_sum, pairs = 0.0, 0
-    out = []
-    for g in sorted(gens):
-        distances = []
-        for c in gens[g]:
-            shape = None if c.duplicate_of else Shape.of(code_of(c))
-            if shape is None or shape.fingerprint in index.by_fingerprint:
-                continue
-            sims = [similarity(shape, o) for o in index.shapes.values()]
-            if sims:
-                distances.append(1.0 - max(sims))
-            pair_sum += sum(1.0 - s for s in sims)
-            pairs += len(sims)
-            index.add(c.id, shape)
-        out.append(GenerationDiversity(
-            g, len(gens[g]), sum(1 for c in gens[g] if c.duplicate_of),
-            sum(1 for c in gens[g] if (getattr(c, "novelty", None) or {}).get("reasked")),
-            round(sum(distances) / len(distances), 4) if distances else None,
-            len(index.by_fingerprint), round(pair_sum / pairs, 4) if pairs else None))
-    return out
-
-
-def format_diversity(rows: list[GenerationDiversity]) -> list[str]:
-    """Terminal table of `diversity_by_generation`."""
-    if not rows:
-        return []
-    lines = ["diversity per generation (distance = 1 - similarity of normalised code; 0 = copies, 1 = unrelated):",
-             f"  {'gen':>3} {'made':>4} {'dup':>4} {'re-asked':>8} {'novelty':>8} {'distinct':>8} {'diversity':>9}"]
-    for r in rows:
-        nov = f"{r.novelty:.3f}" if r.novelty is not None else "-"
-        div = f"{r.diversity:.3f}" if r.diversity is not None else "-"
-        lines.append(f"  {r.generation:>3} {r.candidates:>4} {r.duplicates:>4} {r.reasked:>8} {nov:>8} "
-                     f"{r.distinct:>8} {div:>9}")
-    return lines

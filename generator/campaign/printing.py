@@ -126,9 +126,9 @@ def format_status(run_dir, k: int = 10) -> str:
         lines.append(f"best candidate (validation winner): {archive.code_file(archive.candidate(choice.winner))}")
     elif board:
         lines.append(f"best candidate: {archive.code_file(board[0])}")
-    from generator.campaign.novelty import diversity_by_generation, format_diversity
+    from generator.campaign.diversity import format_diversity, run_diversity
 
-    lines += format_diversity(diversity_by_generation(cands, lambda c: _code_or_none(archive, c)))
+    lines += format_diversity(run_diversity(archive.run_dir, cands, lambda c: _code_or_none(archive, c)))
     lines += search_lines(archive.generations())
     return "\n".join(lines)
 

@@ -356,6 +356,9 @@ def dask_executor(url: str, workers: int, retries: int = 1, gpus: int | None = N
     except ImportError as exc:
         raise TunesmithError(f"executor {url!r} needs Dask; install it with `pip install 'tunesmith[dask]'` "
                              f"(or dask[distributed]) or use executor = 'local'") from exc
+    from generator import parsing
+
+    parsing.isolate()  # Dask's threads parse and compile in this process too: ours go to a child (gh-106905)
     _quiet_dask_logs()
     if url == DASK_LOCAL:
         cluster = local_cluster(workers, gpus)

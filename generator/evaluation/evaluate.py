@@ -8,7 +8,7 @@ run depends only on (seed, repeat), so the result does not depend on `workers`.
 from __future__ import annotations
 
 import time
-from concurrent.futures import FIRST_EXCEPTION, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, CancelledError, wait
 
 import numpy as np
 
@@ -102,16 +102,46 @@ def _run_jobs(jobs: list[Job], workers: int, executor) -> list[JobOutcome | None
         futures = [ex.submit(_runner(job), job) for job in jobs]
         pending = set(futures)
         while pending:
-            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            done, pending = wait_futures(pending, FIRST_EXCEPTION)
+            if any(f.cancelled() for f in done):  # not by us: the campaign stopped and shut the executor down
+                raise CancelledError("the evaluation was cancelled: the campaign stopped")
             if any(f.exception() is not None or f.result().error is not None for f in done):
                 for f in pending:
                     f.cancel()
-                wait(pending)
+                while pending:  # the ones already running finish
+                    _, pending = wait_futures(pending)
                 break
         return [None if f.cancelled() else _outcome(f) for f in futures]
     finally:
         if own:
             ex.shutdown(wait=True)
+
+
+POLL_S = 0.2  # how often wait_futures looks for futures cancelled without notice
+
+
+def wait_futures(futures, return_when=ALL_COMPLETED):
+    """`concurrent.futures.wait` that also returns futures cancelled by `shutdown(cancel_futures=True)`.
+
+    That shutdown marks queued futures cancelled without waking the threads in `wait()` on them (CPython
+    notifies waiters only when a worker takes the item off the queue, which then never happens), so a plain
+    `wait()` hangs for ever. That hang kept a stopped campaign alive: its evaluation threads waited on the
+    sandbox jobs the campaign's stop had cancelled, and Python waits for those threads before it exits."""
+    futures = set(futures)
+    while True:
+        done, pending = wait(futures, timeout=POLL_S, return_when=return_when)
+        cancelled = {f for f in pending if f.cancelled()}
+        if cancelled or not pending or _met(done, return_when):
+            return done | cancelled, pending - cancelled
+
+
+def _met(done, return_when) -> bool:
+    """Whether `wait` returned because `return_when` was met (not because its timeout ran out)."""
+    if return_when == FIRST_COMPLETED:
+        return bool(done)
+    if return_when == FIRST_EXCEPTION:
+        return any(not f.cancelled() and f.exception() is not None for f in done)
+    return False
 
 
 def _outcome(future) -> JobOutcome:

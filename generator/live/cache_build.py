@@ -44,7 +44,7 @@ class _BruteForce:
             configs = [configs[i] for i in sorted(picks)]
         todo = [c for c in configs if config_key(c) not in tuning_options.cache]
         self.total, self.done_before = len(configs), len(configs) - len(todo)
-        bar = tqdm(todo, desc="brute force", unit="cfg", file=sys.stderr, disable=not self.progress)
+        bar = tqdm(todo, desc="brute force", unit="cfg", file=sys.stderr, disable=(not self.progress) or None)  # None: on a terminal only
         for config in bar:
             if time.monotonic() > self.deadline:
                 break

@@ -156,10 +156,10 @@ def _diversity(lineage: Lineage) -> list[dict]:
     """Per generation: copies not evaluated, re-asks, novelty of new code, the archive's diversity."""
     from dataclasses import asdict
 
-    from generator.campaign.novelty import diversity_by_generation
+    from generator.campaign.diversity import run_diversity
 
-    return [asdict(row) for row in diversity_by_generation(list(lineage.candidates.values()),
-                                                            lambda c: lineage.code(c.id))]
+    return [asdict(row) for row in run_diversity(lineage.run_dir, list(lineage.candidates.values()),
+                                                 lambda c: lineage.code(c.id))]
 
 
 def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:

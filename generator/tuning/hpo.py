@@ -316,7 +316,8 @@ def _default_params(dists: dict, settings: HpoSettings, source: str) -> dict:
 def _progress(enabled: bool, total: int, cid: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=f"hpo {cid}", unit="trial", disable=not enabled, leave=False)
+    # disable=None: drawn on a terminal only (in a log file every update would add a carriage-return line)
+    return tqdm(total=total, desc=f"hpo {cid}", unit="trial", disable=(not enabled) or None, leave=False)
 
 
 # -- the whole stage ---------------------------------------------------------------------------
@@ -352,7 +353,7 @@ def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, s
 
 def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: list, settings: HpoSettings,
                    progress: bool = True, validation_tasks: list = ()) -> HpoResult:
-    """Run (or resume) the study of one candidate and score before/after on train, validation and test tasks."""
+    """Run (or resume) the study of one candidate and score before/after on the train and validation tasks."""
     start = time.perf_counter()
     run_dir = archive.run_dir
     source = archive.code(candidate)
@@ -381,6 +382,10 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
                 and done_already.report_repeats == repeats and done_already.report_seed == report_seed
                 and (done_already.validation is not None) == bool(validation_tasks)):
             return done_already
+        if progress:  # after the trials' bar, tens of seconds of runs: say what they are
+            sets = "training" + (", validation" if validation_tasks else "") + (" and test" if test_tasks else "")
+            _say(f"hpo {candidate.id}: scoring the default and the tuned values on the {sets} tasks "
+                 f"({repeats} repeats each, seeds no trial saw)")
         return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
                                 dists, train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start,
                                 validation_tasks)
