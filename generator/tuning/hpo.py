@@ -383,7 +383,7 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
                 and (done_already.validation is not None) == bool(validation_tasks)):
             return done_already
         if progress:  # after the trials' bar, tens of seconds of runs: say what they are
-            sets = "training" + (", validation" if validation_tasks else "") + (" and test" if test_tasks else "")
+            sets = "training" + (" and validation" if validation_tasks else "")  # the test tasks are sealed
             _say(f"hpo {candidate.id}: scoring the default and the tuned values on the {sets} tasks "
                  f"({repeats} repeats each, seeds no trial saw)")
         return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
