@@ -75,6 +75,7 @@ def main(argv=None) -> int:
     out = write_module(args.name, module_source(args.name, source, prov, values), overwrite=args.force)
     print(f"wrote {out}\nreport: {write_report(out, args.name, prov, values)}")
     upstream = ROOT / "generated_algorithms" / "kernel_tuner" / f"gen_{args.name}.py"
+    upstream.parent.mkdir(exist_ok=True)
     upstream.write_text(upstream_source(out))
     print(f"wrote {upstream} (Kernel Tuner's strategy format)")
     return 0

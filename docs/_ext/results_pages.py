@@ -496,9 +496,10 @@ def figures(out: Path) -> list[Path]:
 # ---------------------------------------------------------------- the generalisation protocol (issue 38)
 
 PROTOCOL = ("benchmarks/results/protocol/crossval.json",
-            "tunesmith crossval benchmarks/results/protocol/shipped20.json benchmarks/results/protocol/kernel_tuner10.json "
-            "--protocol benchmarks/protocol/families.toml --tasks ../shared/data/benchmark_hub --tasks "
-            "../shared/data/more_spaces --tasks problems --json benchmarks/results/protocol/crossval.json")
+            "tunesmith crossval benchmarks/results/protocol/shipped20.json benchmarks/results/protocol/variants20.json "
+            "benchmarks/results/protocol/kernel_tuner10.json --protocol benchmarks/protocol/families.toml --tasks "
+            "../shared/data/benchmark_hub --tasks ../shared/data/more_spaces --tasks problems --members THE_12_ARCHIVED "
+            "--json benchmarks/results/protocol/crossval.json")
 
 
 def protocol_page(rel: str = PROTOCOL[0], command: str = PROTOCOL[1]) -> str:
@@ -512,7 +513,24 @@ def protocol_page(rel: str = PROTOCOL[0], command: str = PROTOCOL[1]) -> str:
     out = [markdown(CrossValidation.from_dict(d)), ""]
     if d.get("portfolio"):
         out += [portfolio_markdown(portfolio_from_dict(d["portfolio"])), ""]
-    out += [f"Source: `{rel}`, written by `{command}` on {d.get('date')}, from {inputs}.", ""]
+    out += [f"Source: `{rel}`, written by `{command}` on {d.get('date')}, from {inputs}.", "",
+            "### The one look at the sealed test families", "", sealed_table(SEALED), ""]
+    return "\n".join(out)
+
+
+SEALED = "benchmarks/results/protocol/sealed/sealed20.json"
+
+
+def sealed_table(rel: str) -> str:
+    """P ± SE per sealed space and its mean, for every strategy of the one look (benchmarks/results/protocol/sealed/)."""
+    d = load(rel)
+    tasks = d["tasks"]
+    out = ["| strategy | mean P | ± SE | " + " | ".join(tasks) + " |", "| --- | ---: | ---: | " + "---: | " * len(tasks)]
+    for label, r in sorted(d["results"].items(), key=lambda kv: -(kv[1]["score"] or -9)):
+        cells = [f"{r['per_task'][t]['score']:.3f} ± {r['per_task'][t]['se']:.3f}" for t in tasks]
+        out.append(f"| {label.split('/')[-1].removesuffix('.py')} | {p(r['score'])} | {p(r['se'])} | " + " | ".join(cells) + " |")
+    out += ["", f"Source: `{rel}` ({d['repeats']} repeats, seed {d['seed']}); when and how it was opened: "
+            "`benchmarks/results/protocol/sealed/LOOK.md`.", ""]
     return "\n".join(out)
 
 

@@ -232,7 +232,11 @@ def load_tables(paths: list[Path | str]) -> ScoreTable:
 
 
 def _short(label: str) -> str:
-    return Path(label.split(":")[0]).stem if label.split(":")[0].endswith(".py") else label
+    """A strategy file by its module name, with the options it was run with: `x (patience=30, knn_k=5)`."""
+    path, *options = label.split(":")
+    if not path.endswith(".py"):
+        return label
+    return Path(path).stem + (f" ({', '.join(options)})" if options else "")
 
 
 def markdown(cv: CrossValidation) -> str:

@@ -1,0 +1,30 @@
+"""generated_algorithms/recommended.py is the protocol's pick, as benched (issue 38)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+import generated_algorithms
+from generator.bench.runner import parse_strategy, run_once
+
+ROOT = Path(__file__).resolve().parents[1]
+CROSSVAL = ROOT / "benchmarks" / "results" / "protocol" / "crossval.json"
+
+
+def test_recommended_is_the_protocols_winner_and_searches_exactly_as_it_was_benched(conv_task):
+    """The module is the archived base with the winning values as its defaults: the same runs, seed for seed."""
+    winner = json.loads(CROSSVAL.read_text())["winner"]
+    recommended = parse_strategy(str(generated_algorithms.recommended_path()))
+    benched = parse_strategy(str(ROOT / winner))
+    for seed in (1, 2):
+        a, b = run_once(conv_task, recommended, seed=seed), run_once(conv_task, benched, seed=seed)
+        assert np.array_equal(a.rows, b.rows) and a.rows.size > 10
+
+
+def test_every_command_that_picks_an_optimizer_picks_the_recommended_one():
+    from generator.kernels.tuning import recommended_optimizer
+
+    assert recommended_optimizer() == generated_algorithms.recommended_path()
+    assert generated_algorithms.available() == ["recommended"]
+    assert (ROOT / "generated_algorithms" / "kernel_tuner" / "gen_recommended.py").is_file()
