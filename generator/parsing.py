@@ -36,6 +36,9 @@ _ISOLATED = False
 # The child: requests and answers are pickles with an 8-byte length; it ends when its input closes.
 _CHILD = r"""
 import ast, marshal, pickle, sys
+# pickling a tree recurses once per level: a tree as deep as ast.parse allows (about a thousand nested unary
+# minus signs compile here) must cross back as it would have been used in-process, not fail as too deep
+sys.setrecursionlimit(20000)
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 while True:
     head = inp.read(8)
