@@ -256,7 +256,7 @@ def test_an_exported_synthesizer_optimizer_asks_for_no_more_samples_than_the_spa
     from generator.export.exporter import Provenance, module_source
     from generator.llm.synth.compose import read_composition, render
 
-    composition = read_composition((SHIPPED_DIR / "lcb_wide_switching_nearest.py").read_text())
+    composition = read_composition((SHIPPED_DIR / "archive" / "lcb_wide_switching_nearest.py").read_text())
     path = tmp_path / "small_space.py"
     path.write_text(module_source("small_space", render(composition)[2], Provenance("unit", "c0001", [], "test")))
     with warnings.catch_warnings(record=True) as caught:
@@ -275,7 +275,7 @@ def test_the_kernel_tuner_format_file_takes_seed_as_the_exported_module_does(tmp
     tune_kernel(seed=...) too, and a seed gives the same run again."""
     import kernel_tuner
 
-    module = _upstream(SHIPPED_DIR / "lcb_wide_switching_nearest.py", tmp_path)
+    module = _upstream(SHIPPED_DIR / "archive" / "lcb_wide_switching_nearest.py", tmp_path)
     first = _configs(_tune(module, {"max_fevals": 12, "seed": 1}))
     assert first == _configs(_tune(module, {"max_fevals": 12, "seed": 1})) and len(first) >= 12
     with warnings.catch_warnings():
