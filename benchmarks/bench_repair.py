@@ -72,7 +72,7 @@ def variants_of(modules: list[str]):
     def compositions() -> dict[str, Composition]:
         out = {}
         for module in modules:
-            comp = read_composition((ROOT / "generated_algorithms" / f"{module}.py").read_text()).normalised()
+            comp = read_composition((ROOT / "generated_algorithms" / "archive" / f"{module}.py").read_text()).normalised()
             out[module] = out[module + RANDOM] = comp
         return out
     return compositions

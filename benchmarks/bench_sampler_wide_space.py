@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--json", help="write the numbers here")
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    optimizer = importlib.import_module(f"generated_algorithms.{args.winner}").OPTIMIZER
+    optimizer = importlib.import_module(f"generated_algorithms.archive.{args.winner}").OPTIMIZER
 
     generated = GeneratedSampler(optimizer, seed=0)
     per_trial = {"GeneratedSampler": _study(generated, 1000, args.trials),

@@ -34,7 +34,7 @@ SPACES = ["problem:gemm/H200", "problem:hotspot/H200", "problem:gemv/H100", "pro
           "hub:dedispersion_milo/A100", MORE + "pnpoly/RTX_2080_Ti.json.gz", "problem:conv2d/H200",
           "problem:stencil3d/H100", MORE + "pnpoly/RTX_Titan.json.gz", MORE + "gemm/RTX_2080_Ti.json.gz",
           MORE + "pnpoly/RTX_3060_laptop.json.gz"]
-BASE = ROOT / "generated_algorithms" / "lcb_annealing_ils.py"
+BASE = ROOT / "generated_algorithms" / "archive" / "lcb_annealing_ils.py"
 VARIANTS = {"spread": ({}, {}),
             "design_0.2": ({"init": "design"}, {"init_share": 0.2}),
             "screened_0.2": ({"init": "screened"}, {"global_share": 0.2, "global_pool": 8})}

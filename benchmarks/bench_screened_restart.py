@@ -32,7 +32,7 @@ SPACES = ["problem:gemm/H200", "problem:hotspot/H200", "problem:gemv/H100", "pro
           "problem:nbody/H100", "hub:convolution_milo/A100", "hub:dedispersion_milo/A100",
           MORE + "pnpoly/RTX_2080_Ti.json.gz", MORE + "pnpoly/RTX_3060_laptop.json.gz", "problem:conv2d/H200",
           "problem:stencil3d/H100", MORE + "pnpoly/RTX_Titan.json.gz", MORE + "gemm/RTX_2080_Ti.json.gz"]
-BASE = ROOT / "generated_algorithms" / "screened_memetic_annealing.py"
+BASE = ROOT / "generated_algorithms" / "archive" / "screened_memetic_annealing.py"
 VARIANTS = {"screened+perturb": ({}, {}),
             "spread+perturb": ({"init": "spread"}, {}),
             "spread+screened": ({"init": "spread", "restart": "screened"}, {"restart_sample": 4, "global_pool": 8}),

@@ -90,7 +90,7 @@ def main(argv=None, defaults: dict | None = None, command: str | None = None) ->
             specs.append(parse_strategy(str(path)))
             labels[specs[-1].label] = label
         specs += [parse_strategy(s) for s in args.kernel_tuner.split(",") if s]
-        specs += [parse_strategy(str(ROOT / "generated_algorithms" / f"{m}.py")) for m in SHIPPED]
+        specs += [parse_strategy(str(ROOT / "generated_algorithms" / "archive" / f"{m}.py")) for m in SHIPPED]
         results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers, progress=True)
     rows = {}
     for r in results:

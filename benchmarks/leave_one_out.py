@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         pool = synth_pool(args.pool, args.seed, Path(tmp))
         specs = [parse_strategy(str(x)) for x in pool]
-        specs += [parse_strategy(str(ROOT / "generated_algorithms" / f"{m}.py")) for m in SHIPPED]
+        specs += [parse_strategy(str(ROOT / "generated_algorithms" / "archive" / f"{m}.py")) for m in SHIPPED]
         results = bench(tasks, specs, repeats=args.repeats, seed=args.seed, workers=args.workers, progress=True)
     scores = {Path(r.label).stem: {t: s.score for t, s in r.per_task.items()} for r in results}
     pool_scores = {k: v for k, v in scores.items() if k not in SHIPPED}
