@@ -303,20 +303,25 @@ class Campaign:
         winner, params = self._final_winner()
         if winner is None:
             return
-        ev = self.cfg.evaluation
         tasks = load_task_set(self.cfg.tasks.test, self.cfg.tasks)
         code = self.archive.code(self.archive.candidate(winner)) or ""
+        open_test(self.archive.run_dir, winner, params, tasks, self.cfg.evaluation.repeats, self._final_seed(),
+                  lambda tasks, repeats, seed: self._score_final(code, tasks, repeats, seed, params))
 
-        def evaluate(tasks, repeats, seed):
-            if self._evaluate is not None:
-                return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
-            from generator.evaluation.evaluate import evaluate_source
+    def _score_final(self, code: str, tasks: list, repeats: int, seed: int, params: dict | None):
+        """Fitness of code (with hyperparameter values) on tasks selection never saw: validation or sealed test."""
+        ev = self.cfg.evaluation
+        if self._evaluate is not None:
+            return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
+        from generator.evaluation.evaluate import evaluate_source
 
-            return aggregated(evaluate_source(code, tasks, repeats=repeats, seed=seed, timeout_s=ev.timeout,
-                                              hyperparameters=params, workers=ev.workers), ev.aggregate)
+        return aggregated(evaluate_source(code, tasks, repeats=repeats, seed=seed, timeout_s=ev.timeout,
+                                          hyperparameters=params, workers=ev.workers), ev.aggregate)
 
-        seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
-        open_test(self.archive.run_dir, winner, params, tasks, ev.repeats, seed, evaluate)
+    def _final_seed(self) -> int:
+        """The base seed of the final stages (each adds its own offset, so their streams differ)."""
+        ev = self.cfg.evaluation
+        return ev.seed if ev.seed is not None else self.cfg.evolution.seed
 
     def _final_winner(self) -> tuple[str | None, dict | None]:
         """The candidate the campaign hands over (validation winner, else the leaderboard's best) and its values."""
@@ -339,19 +344,9 @@ class Campaign:
 
         if not self.cfg.tasks.validation:
             return
-        ev = self.cfg.evaluation
         tasks = load_task_set(self.cfg.tasks.validation, self.cfg.tasks)
-
-        def evaluate(code, tasks, repeats, seed, params):
-            if self._evaluate is not None:
-                return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
-            from generator.evaluation.evaluate import evaluate_source
-
-            return aggregated(evaluate_source(code, tasks, repeats=repeats, seed=seed, timeout_s=ev.timeout,
-                                              hyperparameters=params, workers=ev.workers), ev.aggregate)
-
-        seed = ev.seed if ev.seed is not None else self.cfg.evolution.seed
-        choice = choose(self.archive, tasks, self.cfg.tasks.finalists, ev.repeats, seed, evaluate)
+        choice = choose(self.archive, tasks, self.cfg.tasks.finalists, self.cfg.evaluation.repeats, self._final_seed(),
+                        self._score_final)
         self.archive.write_status({**self.archive.status(), "best": choice.winner or self.archive.status().get("best"),
                                    "validation": {"winner": choice.winner, "tasks": choice.tasks,
                                                   "use": "final choice of winners only, never selection"}})
