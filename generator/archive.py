@@ -135,7 +135,8 @@ def _append_line(path: Path, record: dict) -> None:
         os.fsync(fh.fileno())
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Replace a file whole or not at all (a crash leaves the old one), durable before returning."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
@@ -161,11 +162,11 @@ class Archive:
             raise ArchiveError(f"{run_dir}: already holds a run; resume it or choose another output.run_dir")
         (run_dir / "code").mkdir(parents=True, exist_ok=True)
         if campaign_text:
-            _write_atomic(run_dir / "campaign.toml", campaign_text)
-        _write_atomic(run_dir / "run.json", json.dumps(
+            write_atomic(run_dir / "campaign.toml", campaign_text)
+        write_atomic(run_dir / "run.json", json.dumps(
             {"created": time.time(), "tunesmith_version": __version__, "campaign": campaign_name}, indent=1))
         # config.json last: its presence marks a complete run directory
-        _write_atomic(run_dir / CONFIG, json.dumps(config, indent=1, default=str))
+        write_atomic(run_dir / CONFIG, json.dumps(config, indent=1, default=str))
         return cls(run_dir)
 
     @classmethod
@@ -258,7 +259,7 @@ class Archive:
     def write_code(self, cid: str, source: str) -> str:
         """Store a candidate's source; returns its path relative to the run directory."""
         rel = f"code/{cid}.py"
-        _write_atomic(self.run_dir / rel, source)
+        write_atomic(self.run_dir / rel, source)
         return rel
 
     def append_candidate(self, candidate: Candidate) -> None:
@@ -275,4 +276,4 @@ class Archive:
         _append_line(self.run_dir / GENERATIONS, {"generation": generation, "population": population, **(extra or {})})
 
     def write_status(self, status: dict) -> None:
-        _write_atomic(self.run_dir / STATUS, json.dumps({**status, "updated": time.time()}, indent=1))
+        write_atomic(self.run_dir / STATUS, json.dumps({**status, "updated": time.time()}, indent=1))

@@ -17,11 +17,11 @@ The choice is written to RUN/validation.json; resume reuses it when nothing it d
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from generator.archive import Archive
+from generator.archive import Archive, write_atomic
+from generator.tasks.families import families_of
 
 CHOICE_FILE = "validation.json"
 WEIGHTING = "families"  # how the validation score averages: a recorded choice made otherwise is made again
@@ -107,9 +107,7 @@ def choose(archive: Archive, tasks: list, k: int, repeats: int, seed: int, evalu
     for cand, params in picks:
         code = archive.code(cand) or ""
         fit = evaluate(code, tasks, repeats, seed, params)
-        per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
-        error = None if fit.error is None else f"{fit.error.kind}: {fit.error.message}"[:300]
-        score, se = family_score(per, names) if fit.error is None else (None, None)
+        per, score, se, error = fitness_scores(fit, names)
         scored.append(Finalist(cand.id, cand.score, score, per, params, error, se))
     _rank_folds(scored, names)
     choice = FinalChoice(names, repeats, seed, sorted(scored, key=_rank))
@@ -117,10 +115,17 @@ def choose(archive: Archive, tasks: list, k: int, repeats: int, seed: int, evalu
     return choice
 
 
+def fitness_scores(fit, tasks: list[str]) -> tuple[dict, float | None, float | None, str | None]:
+    """A Fitness on tasks selection never saw: P per task, the family-weighted mean and its standard error over
+    families (None when it failed), and the one-line error that ended it (None when it ran)."""
+    per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
+    if fit.error is not None:
+        return per, None, None, f"{fit.error.kind}: {fit.error.message}"[:300]
+    return (per, *family_score(per, tasks), None)
+
+
 def family_score(per_task: dict[str, float | None], tasks: list[str]) -> tuple[float | None, float | None]:
     """Mean over kernel families of the mean P over each family's tasks, and its standard error over families."""
-    from generator.tasks.families import families_of
-
     if any(per_task.get(t) is None for t in tasks):
         return None, None
     means = [sum(per_task[t] for t in ts) / len(ts) for ts in families_of(tasks).values()]
@@ -133,8 +138,6 @@ def family_score(per_task: dict[str, float | None], tasks: list[str]) -> tuple[f
 
 def _rank_folds(finalists: list[Finalist], tasks: list[str]) -> None:
     """Each finalist's rank among those that ran everywhere, by its score with each family left out."""
-    from generator.tasks.families import families_of
-
     families = families_of(tasks)
     ok = [f for f in finalists if f.validation is not None]
     if len(families) < 2 or not ok:
@@ -151,10 +154,7 @@ def _rank(f: Finalist) -> tuple:
 
 
 def _write(run_dir: Path, choice: FinalChoice) -> None:
-    path = Path(run_dir) / CHOICE_FILE
-    tmp = path.with_name(f".{CHOICE_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(choice.to_dict(), indent=1))
-    os.replace(tmp, path)  # whole or not at all: a crash leaves the old choice or none
+    write_atomic(Path(run_dir) / CHOICE_FILE, json.dumps(choice.to_dict(), indent=1))  # a crash leaves the old one
 
 
 def format_choice(choice: FinalChoice | None) -> list[str]:
@@ -173,8 +173,6 @@ def format_choice(choice: FinalChoice | None) -> list[str]:
         spread = f"{ranks[0]}..{ranks[-1]}" if ranks else "-"
         lines.append(f"  {f.id:6} {train} {val} {se} {spread:>18}  {'yes' if f.params else 'no'}")
     if by_family:
-        from generator.tasks.families import families_of
-
         lines.append(f"  valid. P weighs each kernel family once ({len(families_of(choice.tasks))} families); ± fam. is "
                      "its standard error over families; ranks w/o a family: best..worst rank with one left out")
     lines.append(f"winner (best validation P): {choice.winner or 'none: every finalist failed on validation'}")

@@ -13,10 +13,12 @@ winner is not scored on the test set: the record says which candidate was scored
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from generator.archive import write_atomic
+from generator.campaign.final_choice import fitness_scores
 
 TEST_FILE = "test.json"
 SEED_OFFSET = 104729  # the test runs' random streams: neither selection, HPO nor the final choice used them
@@ -57,23 +59,15 @@ def open_test(run_dir, candidate: str, params: dict | None, tasks: list, repeats
               evaluate) -> SealedTest:
     """Score the chosen candidate on the test tasks once (`evaluate(tasks, repeats, seed)` -> Fitness);
     a recorded look is returned as it is, whoever it scored."""
-    from generator.campaign.final_choice import family_score
-
     old = load_test(run_dir)
     if old is not None:
         return old
     seed = seed + SEED_OFFSET
     names = [t.name for t in tasks]
-    fit = evaluate(tasks, repeats, seed)
-    per = {name: getattr(tf, "score", None) for name, tf in (fit.per_task or {}).items()}
-    score, se = family_score(per, names) if fit.error is None else (None, None)
-    error = None if fit.error is None else f"{fit.error.kind}: {fit.error.message}"[:300]
+    per, score, se, error = fitness_scores(evaluate(tasks, repeats, seed), names)
     record = SealedTest(candidate, params, names, repeats, seed, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                         score, se, per, error)
-    path = Path(run_dir) / TEST_FILE
-    tmp = path.with_name(f".{TEST_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_dict(), indent=1))
-    os.replace(tmp, path)  # whole or not at all
+    write_atomic(Path(run_dir) / TEST_FILE, json.dumps(record.to_dict(), indent=1))  # whole or not at all
     return record
 
 
