@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from generator.bench.leave_one_out import standard_error_of_mean as _se
 from generator.errors import TunesmithError
 from generator.tasks.families import families_of, family_of
 
@@ -164,11 +165,6 @@ class CrossValidation:
                 "selection_estimate": {"mean": mean, "se": se},
                 "strategies": [{**asdict(s), "rank_spread": list(s.rank_spread)} for s in self.strategies],
                 "folds": [asdict(f) for f in self.folds]}
-
-
-def _se(x) -> float:
-    x = np.asarray(x, dtype=float)
-    return float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan
 
 
 def family_matrix(table: ScoreTable, families: dict[str, list[str]]) -> tuple[np.ndarray, np.ndarray]:

@@ -42,9 +42,9 @@ class LeaveOneOut:
         gaps = np.array([f.gap for f in self.folds])
         held = np.array([f.held_out_p for f in self.folds])
         regret = np.array([f.best_held_out_p - f.held_out_p for f in self.folds])
-        return {"folds": len(self.folds), "mean_gap": _mean(gaps), "gap_se": _se(gaps),
+        return {"folds": len(self.folds), "mean_gap": _mean(gaps), "gap_se": standard_error_of_mean(gaps),
                 "mean_train": _mean([f.train for f in self.folds]), "mean_held_out": _mean(held),
-                "held_out_se": _se(held), "mean_regret": _mean(regret), "regret_se": _se(regret),
+                "held_out_se": standard_error_of_mean(held), "mean_regret": _mean(regret), "regret_se": standard_error_of_mean(regret),
                 # robust to a fold where P is noise (a space with a budget of a handful of evaluations)
                 "median_gap": float(np.median(gaps)), "median_held_out": float(np.median(held))}
 
@@ -57,7 +57,8 @@ def _mean(x) -> float:
     return float(np.mean(x)) if len(x) else math.nan
 
 
-def _se(x) -> float:
+def standard_error_of_mean(x) -> float:
+    """Standard deviation / sqrt(n) of the values (NaN for fewer than two)."""
     x = np.asarray(x, dtype=float)
     return float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan
 
@@ -85,5 +86,5 @@ def split_gap(scores: dict[str, float], train_spaces: list[str]) -> dict:
     """A shipped winner's mean P on the spaces it was trained on vs on every other space."""
     train = [v for s, v in scores.items() if s in train_spaces]
     rest = [v for s, v in scores.items() if s not in train_spaces]
-    return {"train": _mean(train), "train_se": _se(train), "held_out": _mean(rest), "held_out_se": _se(rest),
+    return {"train": _mean(train), "train_se": standard_error_of_mean(train), "held_out": _mean(rest), "held_out_se": standard_error_of_mean(rest),
             "gap": _mean(train) - _mean(rest), "train_spaces": sorted(train_spaces), "held_out_spaces": len(rest)}

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from generator.bench.crossval import ScoreTable
+from generator.bench.leave_one_out import standard_error_of_mean as _se
 from generator.tasks.families import families_of
 
 FEATURES = ("log2_size", "dims", "density")
@@ -118,9 +119,8 @@ class PortfolioCV:
         port = np.array([f.portfolio_p for f in self.folds])
         single = np.array([f.single_p for f in self.folds])
         diff = port - single
-        se = (lambda x: float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan)  # noqa: E731
-        return {"portfolio": float(port.mean()), "portfolio_se": se(port), "single": float(single.mean()),
-                "single_se": se(single), "difference": float(diff.mean()), "difference_se": se(diff)}
+        return {"portfolio": float(port.mean()), "portfolio_se": _se(port), "single": float(single.mean()),
+                "single_se": _se(single), "difference": float(diff.mean()), "difference_se": _se(diff)}
 
     def to_dict(self) -> dict:
         return {"rule": asdict(self.rule), "rule_text": self.rule.describe(), "estimates": self.estimates(),
@@ -133,8 +133,7 @@ def nested_estimate(table: ScoreTable, feats: dict, members: list[str]) -> Portf
     families = families_of(table.tasks)
     folds = []
     for fam, tasks in families.items():
-        rest = ScoreTable({s: {t: v for t, v in p.items() if t not in tasks} for s, p in table.scores.items()},
-                          table.ses)
+        rest = table.without([fam])
         rule = learn_rule(rest, feats, members)
         single = _single_best(rest, feats, members)
         folds.append(PortfolioFold(fam, rule.describe(), float(np.mean([table.scores[rule.pick(feats[t])][t]
