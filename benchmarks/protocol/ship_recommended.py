@@ -19,6 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from generator.bench.runner import parse_strategy
 from generator.export.exporter import Provenance, module_source, write_module, write_report
 from generator.export.upstream import read_exported, upstream_source
 
@@ -26,16 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_label(label: str) -> tuple[Path, dict]:
-    """`path.py:key=value:...` -> (path, {key: value})."""
-    path, *options = label.split(":")
-    values = {}
-    for option in options:
-        key, _, raw = option.partition("=")
-        values[key] = ast.literal_eval(raw)
-    found = ROOT / path
-    if not found.exists():  # benched before the move to the archive (generated_algorithms/x.py)
-        found = ROOT / "generated_algorithms" / "archive" / Path(path).name
-    return found, values
+    """`path.py:key=value:...` -> (path, {key: value}), as `tunesmith bench` read it."""
+    spec = parse_strategy(str(ROOT / label))
+    return Path(spec.target), dict(spec.options)
 
 
 def about_of(path: Path) -> str:

@@ -10,23 +10,20 @@ family it is scored on) pays for the choice among them: picking the luckiest of 
 Usage: python3 benchmarks/protocol/variants.py [N]   (default 8)
 """
 
-import ast
 import math
 import random
 import sys
 from pathlib import Path
+
+from generator.export.upstream import read_exported
 
 MODULES = ("knn_vns_annealing", "knn_late_acceptance", "lcb_greedy_switching", "lcb_annealing_ils")
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def declared(module: str) -> dict:
-    """The module's `hyperparameters = {...}` literal (read, not imported)."""
-    tree = ast.parse((ROOT / "generated_algorithms" / "archive" / f"{module}.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "hyperparameters" for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise SystemExit(f"{module}: no hyperparameters literal")
+    """The module's declared hyperparameters (read as text, not imported)."""
+    return read_exported(ROOT / "generated_algorithms" / "archive" / f"{module}.py").hyperparameters
 
 
 def draw(spec: dict, rng: random.Random):
