@@ -89,8 +89,12 @@ def test_portfolio_learns_a_split_that_holds_across_families_and_beats_the_singl
     assert rule.pick(_features(4)) == "small" and rule.pick(_features(12)) == "large"
     # nested: with one family left out, each side still has at least... two families; the split needs three,
     # so the rule learned without a family may be a single member: the estimate says what the procedure gives
-    est = nested_estimate(table(scores), feats, ["small", "large"]).estimates()
+    nested = nested_estimate(table(scores), feats, ["small", "large"])
+    est = nested.estimates()
     assert est["portfolio"] >= est["single"] - 1e-12
+    from generator.bench.portfolio import PortfolioCV
+
+    assert PortfolioCV.from_dict(nested.to_dict()).to_dict() == nested.to_dict()  # as the docs page reads it back
 
 
 def test_portfolio_is_a_single_member_when_no_split_helps():

@@ -505,14 +505,15 @@ PROTOCOL = ("benchmarks/results/protocol/crossval.json",
 def protocol_page(rel: str = PROTOCOL[0], command: str = PROTOCOL[1]) -> str:
     """The protocol's cross-validated table, folds and portfolio rule, from `tunesmith crossval --json`."""
     from generator.bench.crossval import CrossValidation, markdown
-    from generator.bench.crossval_report import portfolio_from_dict, portfolio_markdown
+    from generator.bench.crossval_report import portfolio_markdown
+    from generator.bench.portfolio import PortfolioCV
 
     d = load(rel)
     inputs = "; ".join(f"`{i['file']}` ({i.get('strategies')} strategies, {i.get('tasks')} tasks, {i.get('repeats')} "
                        f"repeats, seed {i.get('seed')})" for i in d.get("inputs", []))
     out = [markdown(CrossValidation.from_dict(d)), ""]
     if d.get("portfolio"):
-        out += [portfolio_markdown(portfolio_from_dict(d["portfolio"])), ""]
+        out += [portfolio_markdown(PortfolioCV.from_dict(d["portfolio"])), ""]
     out += [f"Source: `{rel}`, written by `{command}` on {d.get('date')}, from {inputs}.", "",
             "### The one look at the sealed test families", "", sealed_table(SEALED), ""]
     return "\n".join(out)

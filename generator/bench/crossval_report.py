@@ -38,13 +38,6 @@ def _input_meta(path) -> dict:
             "strategies": len(doc.get("results", {})), "tasks": len(doc.get("tasks", []))}
 
 
-def portfolio_from_dict(doc: dict):
-    """A PortfolioCV back from its `to_dict` (the `portfolio` key of a crossval JSON)."""
-    from generator.bench.portfolio import PortfolioCV, PortfolioFold, Rule
-
-    return PortfolioCV(Rule(**doc["rule"]), [PortfolioFold(**f) for f in doc["folds"]])
-
-
 def _portfolio(table, task_entries, members):
     from generator.bench.portfolio import SpaceFeatures, nested_estimate
     from generator.tasks.entries import load_tasks

@@ -122,6 +122,11 @@ class PortfolioCV:
         return {"portfolio": float(port.mean()), "portfolio_se": _se(port), "single": float(single.mean()),
                 "single_se": _se(single), "difference": float(diff.mean()), "difference_se": _se(diff)}
 
+    @classmethod
+    def from_dict(cls, doc: dict) -> PortfolioCV:
+        """The result back from `to_dict` (the `portfolio` key of a `tunesmith crossval --json` file)."""
+        return cls(Rule(**doc["rule"]), [PortfolioFold(**f) for f in doc["folds"]])
+
     def to_dict(self) -> dict:
         return {"rule": asdict(self.rule), "rule_text": self.rule.describe(), "estimates": self.estimates(),
                 "folds": [asdict(f) for f in self.folds]}
