@@ -351,7 +351,7 @@ def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, s
     return SplitScores([t.name for t in tasks], b, a, pb, pa, sb, sa)
 
 
-def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: list, settings: HpoSettings,
+def tune_candidate(archive: Archive, candidate, train_tasks: list, settings: HpoSettings,
                    progress: bool = True, validation_tasks: list = ()) -> HpoResult:
     """Run (or resume) the study of one candidate and score before/after on the train and validation tasks."""
     start = time.perf_counter()
@@ -387,8 +387,7 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, test_tasks: l
             _say(f"hpo {candidate.id}: scoring the default and the tuned values on the {sets} tasks "
                  f"({repeats} repeats each, seeds no trial saw)")
         return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
-                                dists, train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start,
-                                validation_tasks)
+                                dists, train_tasks, repeats, report_seed, timeout_s, workers, start, validation_tasks)
 
 
 def _final_scoring(run_dir: Path, cid: str):
@@ -408,8 +407,7 @@ def _final_scoring(run_dir: Path, cid: str):
 
 
 def _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts, dists,
-                     train_tasks, test_tasks, repeats, report_seed, timeout_s, workers, start,
-                     validation_tasks=()) -> HpoResult:
+                     train_tasks, repeats, report_seed, timeout_s, workers, start, validation_tasks=()) -> HpoResult:
     run_dir = archive.run_dir
     source = archive.code(candidate)
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
@@ -460,7 +458,7 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
     check_storage(settings.storage, settings.storage_origin)
     # shared: other `hpo` processes may tune this run too (they share the study), a campaign may not write it
     with run_lock(run_dir, "hpo", shared=True):
-        train_tasks, test_tasks = task_sets(archive)
+        train_tasks = _split_tasks(archive, "train")  # the test tasks are sealed: not even loaded here
         validation_tasks = validation_set(archive)
         results = []
         verbosity = optuna.logging.get_verbosity()
@@ -468,7 +466,7 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
         try:
             with quiet_interrupts():  # Ctrl-C: one line from the command, not Optuna's traceback
                 for candidate in candidates_to_tune(archive, settings):
-                    results.append(tune_candidate(archive, candidate, train_tasks, test_tasks, settings, progress,
+                    results.append(tune_candidate(archive, candidate, train_tasks, settings, progress,
                                                   validation_tasks))
         finally:
             optuna.logging.set_verbosity(verbosity)
