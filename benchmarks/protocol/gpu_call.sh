@@ -7,13 +7,14 @@
 # Each NAME runs `tunesmith bench <arguments> --json $OUT/NAME.json` (one after another, at low priority, on all
 # but 4 cores), with TUNESMITH_BENCHMARK_HUB pointing at the carried hub; bench output goes to $OUT/bench.log.
 # What a bench has not finished by BENCH_SECONDS is cut off (its JSON keeps the strategies it finished).
+# BENCH_WORKERS sets the bench's workers instead (fewer leave the builds' compilers more of the CPUs).
 set -uo pipefail
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TUNESMITH_BENCHMARK_HUB=$PWD/.hub/benchmark_hub
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps .device/extra/*.whl || exit 1
 bash .device/install-kernel-tuner.sh || exit 1
 lists=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do lists+=("$1"); shift; done; shift
-workers=$(( $(nproc) - 4 ))
+workers=${BENCH_WORKERS:-$(( $(nproc) - 4 ))}
 ( [ ${#lists[@]} -gt 0 ] && bash problems/build_on_gpus.sh "${BUILD_SECONDS:-480}" "${lists[@]}" ) &
 builder=$!
 (
