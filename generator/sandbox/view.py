@@ -1,0 +1,247 @@
+"""What a run can read, copied once per host into RAM: a read can no longer change what the kernel caches.
+
+Every run reads the same Python installation and shared libraries. Read from disk, their pages come
+and go in the page cache, which belongs to the file, not to a run: a run that reads a page nobody
+else reads leaves it cached, and a later run (of the same command or the next one) can tell it is
+cached by timing a read or from fault-around (`/proc/self/pagemap`, `smaps`, the resident size).
+That is memory across runs (issue 39 item 1). Filtering system calls closes the calls that clear
+or test a page without reading it; it cannot close a read.
+
+So the host, before it loads anything a run will inherit, copies a shrunken view of the
+installation into a tmpfs in a mount namespace of its own, binds the copies over the originals
+there and starts its interpreter again from them. Pages of a tmpfs are never evicted (there is no
+swap on these machines), so every page a run can read or map is resident all the time, and
+reading it changes nothing anyone can observe. The view holds only:
+
+- the standard library (without its tests, IDLE, tkinter, the static library and build files);
+- the interpreter and, from the site directories, the distributions in `CANDIDATE_DISTRIBUTIONS`
+  (what a candidate may import) and Tunesmith's own (the host needs it; runs keep it covered);
+- the shared libraries all of these load (the ELF `DT_NEEDED` closure), `/etc/ld.so.cache` and the
+  C.UTF-8 locale.
+
+The tmpfs lives in the host's own mount namespace: it is freed by the kernel when the host and its
+runs are gone, however they end, and two campaigns at once each hold their own copies. Only root
+can make one here (a user namespace would make the runs' nested namespaces the host's children; not
+done): as a normal user, or where the kernel refuses, the host runs from the disk as before and the
+`shared_files_in_ram` wall is recorded as not held.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import sysconfig
+import time
+from importlib import metadata
+
+from generator.sandbox.isolation import CLONE_NEWNS, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, \
+    check_call, libc, mount
+
+# What a candidate may import beside the standard library: numpy, scipy and Kernel Tuner (a strategy's
+# `kernel_tuner.util` and `strategies.common`), with the distributions Kernel Tuner imports when loaded.
+# Kernel Tuner's optional requirements (pandas, scikit-learn, pymoo) are left out: 0.3 GB more per host.
+CANDIDATE_DISTRIBUTIONS = ("numpy", "scipy", "kernel_tuner", "python-constraint2", "jsonschema",
+                           "jsonschema-specifications", "referencing", "rpds-py", "attrs", "xmltodict",
+                           "packaging", "typing_extensions")
+PROJECT_DISTRIBUTION = "tunesmith"
+STDLIB_LEFT_OUT = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages",
+                   "dist-packages", "config-", "_tkinter")  # _tkinter's extension alone loads Tk and X11
+SYSTEM_FILES = ("/etc/ld.so.cache", "/usr/lib/locale/C.utf8")
+LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+READY = "TUNESMITH_VIEW"  # set in the environment of the restarted host: "held <MB> <s>" or "refused <why>"
+
+
+def enter_view() -> str:
+    """Build the view and restart the host from it (does not return then); else return why not."""
+    if os.environ.get(READY):
+        return os.environ.pop(READY)
+    if os.geteuid() != 0:
+        return "refused: needs root (a user namespace here would nest the runs' own)"
+    try:
+        check_call(libc().unshare(CLONE_NEWNS), "unshare(mount)")
+        mount("none", "/", None, MS_REC | MS_PRIVATE)
+        started = time.monotonic()
+        size = _build(os.path.join(os.getcwd(), ".view"))
+    except OSError as exc:  # the host carries on from the disk; the run records the wall as not held
+        return f"refused: {exc}"
+    os.environ[READY] = f"held {size / 2**20:.0f} MB in {time.monotonic() - started:.2f} s"
+    os.execv(sys.executable, sys.orig_argv)
+
+
+def _build(stage: str) -> int:
+    """Copy the view into a tmpfs at `stage`, bind it over the originals; the bytes it holds."""
+    files, links = plan()
+    size = sum(os.path.getsize(f) for f in files)
+    os.makedirs(stage, mode=0o700, exist_ok=True)
+    mount("tmpfs", stage, "tmpfs", 0, f"size={size // 2**20 + 16}m,mode=0755,nr_inodes=0")
+    for link, target in links.items():
+        os.makedirs(os.path.dirname(stage + link), mode=0o755, exist_ok=True)
+        os.symlink(target, stage + link)
+    for path in files:
+        os.makedirs(os.path.dirname(stage + path), mode=0o755, exist_ok=True)
+        shutil.copy2(path, stage + path, follow_symlinks=True)
+    roots = _outer_roots()
+    for root in roots:  # a root with nothing of the view in it is bound empty: nothing of the disk shows through
+        os.makedirs(stage + root, mode=0o755, exist_ok=True)
+    mount("none", stage, None, MS_REMOUNT | MS_RDONLY)
+    for root in roots:
+        mount(stage + root, root, None, MS_BIND | MS_REC)
+        mount("none", root, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    for path in SYSTEM_FILES:
+        if path in files:
+            mount(stage + path, path, None, MS_BIND)
+    return size
+
+
+def _outer_roots() -> list[str]:
+    """The directories the copies are bound over: each kept root of `jobs.interpreter_paths` and library dir."""
+    from generator.sandbox.jobs import interpreter_paths
+
+    reals = sorted({os.path.realpath(p) for p in [*interpreter_paths(), *LIBRARY_DIRS] if os.path.isdir(p)})
+    return [r for r in reals if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in reals)]
+
+
+def plan() -> tuple[list[str], dict[str, str]]:
+    """(real files to copy, {symlink: its target}) of the view."""
+    view = _View()
+    for name in ("stdlib", "platstdlib"):
+        view.add_tree(sysconfig.get_paths()[name], leave_out=STDLIB_LEFT_OUT)
+    view.add(sys.executable)
+    cfg = os.path.join(sys.prefix, "pyvenv.cfg")
+    if os.path.isfile(cfg):
+        view.add(cfg)
+    for name in (*CANDIDATE_DISTRIBUTIONS, PROJECT_DISTRIBUTION):
+        for entry in _distribution_entries(name):
+            view.add_tree(entry) if os.path.isdir(entry) else view.add(entry)
+    view.add_libraries()
+    for path in SYSTEM_FILES:
+        view.add_tree(path) if os.path.isdir(path) else view.add(path)
+    return sorted(view.files), view.links
+
+
+def _distribution_entries(name: str) -> set[str]:
+    """The top-level files and directories of an installed distribution, in its site directory."""
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return set()
+    base = os.path.realpath(str(dist.locate_file("")))
+    out = set()
+    for f in dist.files or ():
+        parts = f.parts
+        if parts and parts[0] != "..":
+            out.add(os.path.join(base, parts[0]))
+    return {p for p in out if os.path.lexists(p)}
+
+
+class _View:
+    def __init__(self):
+        self.files: set[str] = set()
+        self.links: dict[str, str] = {}
+
+    def add(self, path: str) -> None:
+        """A file by any name: the symlinks met on the way, and the file itself."""
+        todo = [os.path.abspath(path)]
+        while todo:
+            p = todo.pop()
+            parts = p.split("/")[1:]
+            for i in range(1, len(parts) + 1):
+                prefix = "/" + "/".join(parts[:i])
+                if os.path.islink(prefix):
+                    self.links[prefix] = os.readlink(prefix)
+                    target = os.path.join(os.path.dirname(prefix), self.links[prefix])
+                    todo.append(os.path.normpath(os.path.join(target, *parts[i:])))
+                    break
+            else:
+                if os.path.isfile(p):
+                    self.files.add(p)
+
+    def add_tree(self, top: str, leave_out=()) -> None:
+        top = os.path.realpath(top)
+        for dirpath, dirnames, filenames in os.walk(top):
+            if dirpath == top:
+                dirnames[:] = [d for d in dirnames if not d.startswith(leave_out)]
+            for name in (n for n in filenames if not n.startswith(leave_out)):
+                self.add(os.path.join(dirpath, name))
+
+    def add_libraries(self) -> None:
+        """The shared libraries the copied executables and extension modules need, transitively."""
+        cache = _loader_cache()
+        todo = [f for f in self.files if _is_elf(f)]
+        seen = set(todo)
+        while todo:
+            path = todo.pop()
+            needed, search, interp = _dynamic(path)
+            for lib in ([interp] if interp else []) + [_find(n, search, cache) for n in needed]:
+                if lib and lib not in seen:
+                    seen.add(lib)
+                    self.add(lib)
+                    todo.append(os.path.realpath(lib))
+
+
+def _loader_cache() -> dict[str, str]:
+    """soname -> path, from `ldconfig -p` (what the dynamic loader finds through /etc/ld.so.cache)."""
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    cache = {}
+    for line in out.splitlines()[1:]:
+        name, _, path = line.strip().partition(" => ")
+        if path and ("x86-64" in name or "AArch64" in name or "64" in name):
+            cache.setdefault(name.split()[0], path)
+    return cache
+
+
+def _find(name: str, search: list[str], cache: dict[str, str]) -> str | None:
+    for d in [*search, None, *LIBRARY_DIRS, "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"]:
+        path = cache.get(name) if d is None else os.path.join(d, name)
+        if path and os.path.isfile(path):
+            return path
+    return None
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _dynamic(path: str) -> tuple[list[str], list[str], str | None]:
+    """(DT_NEEDED names, RUNPATH/RPATH directories with $ORIGIN resolved, PT_INTERP) of a 64-bit ELF file."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[4] != 2 or data[5] != 1:  # 64-bit little-endian only (x86_64, aarch64)
+        return [], [], None
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    loads, dynamic, interp = [], None, None
+    for i in range(phnum):
+        ptype, _, off, vaddr, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+        if ptype == 1:
+            loads.append((vaddr, off, filesz))
+        elif ptype == 2:
+            dynamic = (off, filesz)
+        elif ptype == 3:
+            interp = data[off:off + filesz].rstrip(b"\0").decode()
+    if dynamic is None:
+        return [], [], interp
+    entries = [struct.unpack_from("<qQ", data, dynamic[0] + 16 * i) for i in range(dynamic[1] // 16)]
+    strtab = next((v for t, v in entries if t == 5), None)
+    base = next((o + strtab - va for va, o, sz in loads if strtab is not None and va <= strtab < va + sz), None)
+    if base is None:
+        return [], [], interp
+
+    def string(at):
+        return data[base + at:data.index(b"\0", base + at)].decode()
+
+    needed = [string(v) for t, v in entries if t == 1]
+    origin = os.path.dirname(os.path.realpath(path))
+    search = [d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
+              for t, v in entries if t in (15, 29) for d in string(v).split(":") if d]
+    return needed, search, interp
