@@ -74,7 +74,7 @@ def enter_view() -> str:
 def _build(stage: str) -> int:
     """Copy the view into a tmpfs at `stage`, bind it over the originals; the bytes it holds."""
     files, links = plan()
-    size = sum(os.path.getsize(f) for f in files)
+    size = sum(-(-os.path.getsize(f) // 4096) * 4096 for f in files)  # a tmpfs holds whole pages
     os.makedirs(stage, mode=0o700, exist_ok=True)
     mount("tmpfs", stage, "tmpfs", 0, f"size={size // 2**20 + 16}m,mode=0755,nr_inodes=0")
     for link, target in links.items():
