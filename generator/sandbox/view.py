@@ -113,28 +113,29 @@ def plan() -> tuple[list[str], dict[str, str]]:
     cfg = os.path.join(sys.prefix, "pyvenv.cfg")
     if os.path.isfile(cfg):
         view.add(cfg)
-    for name in (*CANDIDATE_DISTRIBUTIONS, PROJECT_DISTRIBUTION):
-        for entry in _distribution_entries(name):
-            view.add_tree(entry) if os.path.isdir(entry) else view.add(entry)
+    for entry in _package_entries():
+        view.add_tree(entry) if os.path.isdir(entry) else view.add(entry)
     view.add_libraries()
     for path in SYSTEM_FILES:
         view.add_tree(path) if os.path.isdir(path) else view.add(path)
     return sorted(view.files), view.links
 
 
-def _distribution_entries(name: str) -> set[str]:
-    """The top-level files and directories of an installed distribution, in its site directory."""
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return set()
-    base = os.path.realpath(str(dist.locate_file("")))
-    out = set()
-    for f in dist.files or ():
-        parts = f.parts
-        if parts and parts[0] != "..":
-            out.add(os.path.join(base, parts[0]))
-    return {p for p in out if os.path.lexists(p)}
+def _package_entries() -> set[str]:
+    """The allowed distributions' top-level files and directories, in every site directory a run keeps.
+
+    Looked up by name in each directory, not only where the metadata lies: a venv may shadow a package
+    of its base installation with a copy of its own (tests/test_sandbox_venv.py)."""
+    from generator.sandbox.jobs import interpreter_paths
+
+    names = set()
+    for dist_name in (*CANDIDATE_DISTRIBUTIONS, PROJECT_DISTRIBUTION):
+        try:
+            files = metadata.distribution(dist_name).files or ()
+        except metadata.PackageNotFoundError:
+            continue
+        names.update(f.parts[0] for f in files if f.parts and f.parts[0] != "..")
+    return {os.path.join(d, n) for d in interpreter_paths() for n in names if os.path.lexists(os.path.join(d, n))}
 
 
 class _View:
