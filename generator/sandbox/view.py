@@ -19,11 +19,11 @@ reading it changes nothing anyone can observe. The view holds only:
 - the shared libraries all of these load (the ELF `DT_NEEDED` closure), `/etc/ld.so.cache` and the
   C.UTF-8 locale.
 
-The tmpfs lives in the host's own mount namespace: it is freed by the kernel when the host and its
-runs are gone, however they end, and two campaigns at once each hold their own copies. Only root
-can make one here (a user namespace would make the runs' nested namespaces the host's children; not
-done): as a normal user, or where the kernel refuses, the host runs from the disk as before and the
-`shared_files_in_ram` wall is recorded as not held.
+The tmpfs lives in the host's own mount namespace (as a normal user, in a user namespace of its
+own, the runs' namespaces nesting inside it): the kernel frees it when the host and its runs are
+gone, however they end, and two campaigns at once each hold their own copies. Where the kernel
+refuses a step, the host runs from the disk as before and `shared_files_in_ram` is recorded as not
+held (the system-call filter still refuses every call that tests or clears a cached page).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ import sysconfig
 import time
 from importlib import metadata
 
-from generator.sandbox.isolation import CLONE_NEWNS, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, \
-    check_call, libc, mount
+from generator.sandbox.isolation import CLONE_NEWNS, CLONE_NEWUSER, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, \
+    _map_user_ns, check_call, libc, mount
 
 # What a candidate may import beside the standard library: numpy, scipy and Kernel Tuner (a strategy's
 # `kernel_tuner.util` and `strategies.common`), with the distributions Kernel Tuner imports when loaded.
@@ -58,10 +58,14 @@ def enter_view() -> str:
     """Build the view and restart the host from it (does not return then); else return why not."""
     if os.environ.get(READY):
         return os.environ.pop(READY)
-    if os.geteuid() != 0:
-        return "refused: needs root (a user namespace here would nest the runs' own)"
+    uid, gid, user_ns = os.getuid(), os.getgid(), os.geteuid() != 0
+    # As a normal user a user namespace of its own (the caller's uid mapped to itself) lets the host
+    # mount; the runs' own user namespaces nest inside it. A step refused after the unshare leaves the
+    # host in its namespaces without the view: the runs still get theirs, as they would from outside.
     try:
-        check_call(libc().unshare(CLONE_NEWNS), "unshare(mount)")
+        check_call(libc().unshare(CLONE_NEWNS | (CLONE_NEWUSER if user_ns else 0)), "unshare")
+        if user_ns:
+            _map_user_ns(uid, gid)
         mount("none", "/", None, MS_REC | MS_PRIVATE)
         started = time.monotonic()
         size = _build(os.path.join(os.getcwd(), ".view"))
