@@ -28,6 +28,7 @@ held (the system-call filter still refuses every call that tests or clears a cac
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import struct
@@ -165,17 +166,25 @@ class _View:
                     self.files.add(p)
 
     def add_tree(self, top: str, leave_out=()) -> None:
+        """Every file under `top`; inside it only a file or directory that is itself a symlink needs resolving."""
+        if os.path.islink(top):
+            self.add(top)
         top = os.path.realpath(top)
         for dirpath, dirnames, filenames in os.walk(top):
             if dirpath == top:
                 dirnames[:] = [d for d in dirnames if not d.startswith(leave_out)]
+            for name in dirnames:
+                if os.path.islink(os.path.join(dirpath, name)):  # os.walk does not enter it
+                    self.add_tree(os.path.join(dirpath, name))
             for name in (n for n in filenames if not n.startswith(leave_out)):
-                self.add(os.path.join(dirpath, name))
+                path = os.path.join(dirpath, name)
+                self.add(path) if os.path.islink(path) else self.files.add(path)
 
     def add_libraries(self) -> None:
         """The shared libraries the copied executables and extension modules need, transitively."""
         cache = _loader_cache()
-        todo = [f for f in self.files if _is_elf(f)]
+        exe = os.path.realpath(sys.executable)
+        todo = [f for f in self.files if (f == exe or f.endswith(".so") or ".so." in os.path.basename(f)) and _is_elf(f)]
         seen = set(todo)
         while todo:
             path = todo.pop()
@@ -219,8 +228,11 @@ def _is_elf(path: str) -> bool:
 
 def _dynamic(path: str) -> tuple[list[str], list[str], str | None]:
     """(DT_NEEDED names, RUNPATH/RPATH directories with $ORIGIN resolved, PT_INTERP) of a 64-bit ELF file."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ) as data:
+        return _parse_dynamic(data, path)
+
+
+def _parse_dynamic(data, path: str) -> tuple[list[str], list[str], str | None]:
     if data[4] != 2 or data[5] != 1:  # 64-bit little-endian only (x86_64, aarch64)
         return [], [], None
     phoff, = struct.unpack_from("<Q", data, 32)
@@ -233,7 +245,7 @@ def _dynamic(path: str) -> tuple[list[str], list[str], str | None]:
         elif ptype == 2:
             dynamic = (off, filesz)
         elif ptype == 3:
-            interp = data[off:off + filesz].rstrip(b"\0").decode()
+            interp = bytes(data[off:off + filesz]).rstrip(b"\0").decode()
     if dynamic is None:
         return [], [], interp
     entries = [struct.unpack_from("<qQ", data, dynamic[0] + 16 * i) for i in range(dynamic[1] // 16)]
@@ -243,7 +255,7 @@ def _dynamic(path: str) -> tuple[list[str], list[str], str | None]:
         return [], [], interp
 
     def string(at):
-        return data[base + at:data.index(b"\0", base + at)].decode()
+        return bytes(data[base + at:data.find(b"\0", base + at)]).decode()
 
     needed = [string(v) for t, v in entries if t == 1]
     origin = os.path.dirname(os.path.realpath(path))
