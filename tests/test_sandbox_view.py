@@ -62,14 +62,15 @@ def _evict(path: str) -> None:
 def test_a_page_one_run_reads_tells_the_next_run_nothing(conv_task):
     source = (HOSTILE_DIR / "page_cache_fault_counter.py").read_text().replace("@@REPORT@@", "1")
     _evict(os.path.join(sysconfig.get_paths()["stdlib"], "pydoc_data", "topics.py"))
-    seen = []
+    seen, held = [], []
     for _ in range(2):  # two commands: a fresh host each time
         close_pool()
         fit = evaluate_source(source, [conv_task], repeats=1, config=CONFIG)
         assert fit.error is not None and "PAGE WAS" in fit.error.message, fit.error
         seen.append(fit.error.message.split(" (line")[0])
-        assert fit.metadata["protections"]["held"]["shared_files_in_ram"], fit.metadata["protections"]
+        held.append(fit.metadata["protections"]["held"].get("shared_files_in_ram"))
     assert seen[0] == seen[1], f"the first run's read was seen by the second: {seen}"
+    assert held == [True, True]
     assert not any(".view" in line for line in Path("/proc/self/mounts").read_text().splitlines())
 
 
