@@ -92,3 +92,25 @@ def test_the_view_holds_the_interpreter_and_its_libraries_not_the_static_library
     assert os.path.realpath(os.sys.executable) in files
     assert not any(n.startswith("libpython") and n.endswith(".a") for n in names), "issue 39 kept bits in it"
     assert not any("/pandas/" in f or "/test/" in f.split("python3.")[-1][:8] for f in files)
+
+
+def _shmem_mb() -> int:
+    with open("/proc/meminfo") as fh:
+        return int(next(line for line in fh if line.startswith("Shmem:")).split()[1]) // 1024
+
+
+def test_a_killed_host_leaves_no_copy_in_memory(conv_task):
+    """The view lives in the host's own mount namespace: the kernel frees it however the host ends."""
+    import signal
+
+    from generator.sandbox import pool
+
+    close_pool()
+    before = _shmem_mb()
+    fit = evaluate_source(HONEST, [conv_task], repeats=1, config=CONFIG)
+    assert fit.error is None, fit.error
+    host = pool._POOL[0]
+    os.kill(host.proc.pid, signal.SIGKILL)
+    host.proc.wait(timeout=30)
+    close_pool()
+    assert _shmem_mb() < before + 100, "the view (over 300 MB) outlived its host"
