@@ -198,8 +198,9 @@ class _View:
 
 def _loader_cache() -> dict[str, str]:
     """soname -> path, from `ldconfig -p` (what the dynamic loader finds through /etc/ld.so.cache)."""
-    try:
-        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
+    tool = next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.isfile(p)), "ldconfig")
+    try:  # the host's PATH has no sbin
+        out = subprocess.run([tool, "-p"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
     cache = {}
@@ -211,7 +212,8 @@ def _loader_cache() -> dict[str, str]:
 
 
 def _find(name: str, search: list[str], cache: dict[str, str]) -> str | None:
-    for d in [*search, None, *LIBRARY_DIRS, "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"]:
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""  # e.g. x86_64-linux-gnu (Debian's library dirs)
+    for d in [*search, None, *(f"{lib}/{multiarch}" for lib in ("/lib", "/usr/lib") if multiarch), *LIBRARY_DIRS]:
         path = cache.get(name) if d is None else os.path.join(d, name)
         if path and os.path.isfile(path):
             return path
