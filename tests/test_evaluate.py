@@ -187,7 +187,7 @@ def test_weak_walls_are_named():
 
     assert weak_walls({}) == []
     main = ["network_namespace", "mount_namespace", "allowlist_root", "hidden_paths", "private_proc",
-            "unprivileged_user"]
+            "unprivileged_user", "shared_files_in_ram"]
     assert weak_walls(dict.fromkeys(main, True)) == []
     assert weak_walls({"network_namespace": False, "rlimit_cpu": True}) == main
     # a root that fell back to covering paths is named, even though the covered paths held

@@ -75,7 +75,7 @@ def test_walls_hold(conv_task):
         assert held[wall], wall
     if os.geteuid() == 0:
         for wall in ("namespaces", "network_namespace", "mount_namespace", "hidden_paths", "private_tmp",
-                     "private_proc", "unprivileged_user", "capabilities_dropped"):
+                     "private_proc", "unprivileged_user", "capabilities_dropped", "shared_files_in_ram"):
             assert held[wall], (wall, outcome.runs[0].protections)
 
 
@@ -300,6 +300,7 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
     held = walk_fit["metadata"]["protections"]["held"]
     assert held["namespaces"] and held["network_namespace"] and held["hidden_paths"] and held["private_proc"]
     assert held["capabilities_dropped"] and held["unprivileged_user"] is False
+    assert held["shared_files_in_ram"], walk_fit["metadata"]["protections"]  # the host's own user namespace
     from generator.evaluation.evaluate import evaluate_source
 
     as_root = evaluate_source(walk.read_text(), [conv_task], repeats=1, seed=0)

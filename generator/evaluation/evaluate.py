@@ -317,9 +317,10 @@ def format_fitness(name: str, fitness: Fitness) -> str:
 
 
 # allowlist_root: where the kernel refuses pivot_root the run falls back to covering known paths, which
-# leaves the rest of the file system readable; the user should hear that.
+# leaves the rest of the file system readable; the user should hear that. shared_files_in_ram: without
+# it a run can keep bits in the page cache of the files it reads (docs/explanation/security.md).
 MAIN_WALLS = ("network_namespace", "mount_namespace", "allowlist_root", "hidden_paths", "private_proc",
-              "unprivileged_user")
+              "unprivileged_user", "shared_files_in_ram")
 
 
 def weak_walls(held: dict) -> list[str]:

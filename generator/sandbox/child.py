@@ -29,6 +29,8 @@ from generator.sandbox.root_fs import enter_allowlist_root
 from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
 from generator.sandbox.streams import read_exact, send_json
 
+_VIEW = "refused: not a host"  # how the host's view of the installation was made (view.enter_view)
+
 
 def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int, prot) -> None:
     """PID 1 of the run's namespaces: put up the walls, then hand over to the candidate."""
@@ -115,6 +117,7 @@ def _guard(job: dict, k: int, space, fds: dict, report_fd: int) -> None:
     os.setpgid(0, 0)
     iso.die_with_parent()
     prot = iso.Protections()
+    prot.mark("shared_files_in_ram", _VIEW.startswith("held"), _VIEW)
     root = os.geteuid() == 0
     uid = iso.fresh_uid() if root else None  # None: cannot change user
     nproc_base = 0 if root else _count_user_tasks(os.getuid())
@@ -152,6 +155,10 @@ def main() -> None:
     Between jobs and during runs the host watches its command pipe: end of file means the
     evaluating process is gone, and the host kills the run in progress and exits.
     """
+    global _VIEW
+    from generator.sandbox.view import enter_view
+
+    _VIEW = enter_view()  # first: everything loaded from here on is what the runs inherit
     ctl_in, ctl_out = (int(a) for a in sys.argv[1:3])
     from generator.sandbox import isolation as iso
 

@@ -27,8 +27,8 @@ from generator.scoring.score import Budget, Trace
 from generator.tasks.cache import Task
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the generator package
-# What a run must never see of Tunesmith: a candidate may import the standard library and the packages
-# installed beside Tunesmith (numpy, scipy, Kernel Tuner, ...), nothing of Tunesmith itself; not its code
+# What a run must never see of Tunesmith: a candidate may import the standard library, numpy, scipy and
+# Kernel Tuner (the host's view of the installation holds no other package: view.py), nothing of Tunesmith itself; not its code
 # and shipped caches, and not the exported winners in generated_algorithms (a candidate that imports the
 # shipped best optimizer is scored for that optimizer, not for its own code). From a checkout (an
 # editable install, PYTHONPATH) that is the whole checkout. From an installed wheel (`pip install .`) the

@@ -5,7 +5,8 @@ elsewhere: other checkouts, a second hub, caches and run directories under /srv 
 run does not see the host's root at all. It gets a fresh, read-only tmpfs as its root holding:
 
 - the Python installation and the installed packages it may import, bound read-only at their
-  own paths (`keep`, from `jobs.interpreter_paths`), with the symlinks that lead to them;
+  own paths (`keep`, from `jobs.interpreter_paths`), with the symlinks that lead to them: where the
+  host made its view (`view.py`) these paths hold its tmpfs copies, and nothing else of the disk;
 - the system's shared-library directories and the loader's cache (an extension module imported
   late, e.g. scipy's, loads libstdc++ from there), read-only;
 - a minimal /dev (null, zero, full, random, urandom, the fd links), a private /proc of the run's
