@@ -73,6 +73,15 @@ def test_a_strategy_that_failed_a_task_leaves_that_task_out_for_all():
     assert table(scores).tasks == ["f1/G", "f2/G"]
 
 
+def test_bench_results_merge_task_by_task_and_a_later_rerun_replaces_a_task():
+    def doc(per_task):
+        return {"results": {"a": {"per_task": {t: {"score": p, "se": 0.1} for t, p in per_task.items()}}}}
+    # the first bench covered two spaces, a second one a new space and a rerun of one with more repeats
+    merged = ScoreTable.from_bench_json([doc({"f1/G": 0.5, "f2/G": 0.5}), doc({"f3/H": 0.7, "f2/G": 0.4})])
+    assert merged.scores["a"] == {"f1/G": 0.5, "f2/G": 0.4, "f3/H": 0.7}
+    assert merged.tasks == ["f1/G", "f2/G", "f3/H"]
+
+
 def _features(log2_size):
     return SpaceFeatures(log2_size, 3, 0.5)
 

@@ -81,13 +81,16 @@ class ScoreTable:
 
     @classmethod
     def from_bench_json(cls, docs: list[dict]) -> ScoreTable:
-        """Merge `tunesmith bench --json` documents; a strategy named in two keeps the later one."""
+        """Merge `tunesmith bench --json` documents task by task: a strategy benched on some spaces in one
+        document and on new spaces in another has both; where two documents score it on the same task, the
+        later one counts (a rerun with more repeats replaces the first)."""
         scores, ses = {}, {}
         for doc in docs:
             for label, entry in doc.get("results", {}).items():
                 per = {t: v for t, v in entry.get("per_task", {}).items() if v.get("score") is not None}
-                scores[label] = {t: float(v["score"]) for t, v in per.items()}
-                ses[label] = {t: float(v["se"]) if v.get("se") is not None else math.nan for t, v in per.items()}
+                scores.setdefault(label, {}).update({t: float(v["score"]) for t, v in per.items()})
+                ses.setdefault(label, {}).update(
+                    {t: float(v["se"]) if v.get("se") is not None else math.nan for t, v in per.items()})
         return cls(scores, ses)
 
     def without(self, families: list[str]) -> ScoreTable:
