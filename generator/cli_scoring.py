@@ -121,6 +121,9 @@ def _setup_crossval(p) -> None:
                    help="the benched tasks (as bench's --tasks), to learn a portfolio rule from their spaces")
     p.add_argument("--members", default=None,
                    help="comma-separated strategies a portfolio may run (default: the .py files in the table)")
+    p.add_argument("--drop", action="append", default=[], metavar="STRATEGY",
+                   help="leave this strategy's row out (repeatable), e.g. a 20-repeat row that a rerun of the same "
+                        "optimizer under another label replaces")
     p.add_argument("--json", dest="json_out", metavar="OUT.json", default=None, help="write the table as JSON")
     p.add_argument("--md", dest="md_out", metavar="OUT.md", default=None, help="write the table as Markdown")
 
@@ -128,7 +131,8 @@ def _setup_crossval(p) -> None:
 def _cmd_crossval(args) -> int:
     from generator.bench.crossval_report import crossval_report
 
-    print(crossval_report(args.results, args.protocol, args.tasks, args.members, args.json_out, args.md_out))
+    print(crossval_report(args.results, args.protocol, args.tasks, args.members, args.json_out, args.md_out,
+                          drop=args.drop))
     return 0
 
 

@@ -136,6 +136,23 @@ def test_crossval_command_writes_json_and_markdown(tmp_path, capsys):
     assert families_of(["f1/G", "f1/H", "f2/G"]) == {"f1": ["f1/G", "f1/H"], "f2": ["f2/G"]}
 
 
+def test_crossval_drops_a_duplicate_row_and_refuses_an_unknown_one(tmp_path, capsys):
+    from generator.cli import main
+
+    # "b20" is b's lucky 20-repeat copy: left in, it wins; dropped, b (its 100-repeat row) is the pick
+    rows = {"a": {"f1/G": 0.5, "f2/G": 0.5, "f3/G": 0.5}, "b": {"f1/G": 0.45, "f2/G": 0.45, "f3/G": 0.45},
+            "b20": {"f1/G": 0.6, "f2/G": 0.6, "f3/G": 0.6}}
+    doc = {"results": {s: {"per_task": {t: {"score": v, "se": 0.02} for t, v in per.items()}} for s, per in rows.items()}}
+    res = tmp_path / "bench.json"
+    res.write_text(json.dumps(doc))
+    assert main(["crossval", str(res), "--drop", "b20", "--json", str(tmp_path / "cv.json")]) == 0
+    out = json.loads((tmp_path / "cv.json").read_text())
+    assert out["winner"] == "a" and out["dropped"] == ["b20"]
+    assert "b20" not in [s["label"] for s in out["strategies"]]
+    assert main(["crossval", str(res), "--drop", "c"]) == 2
+    assert "--drop c: no such strategy" in capsys.readouterr().err
+
+
 def test_bench_with_a_protocol_never_runs_sealed_families_unless_opened(tmp_path):
     from types import SimpleNamespace
 

@@ -12,13 +12,18 @@ from generator.errors import TunesmithError
 
 
 def crossval_report(results: list[str], protocol: str | None = None, task_entries: list[str] = (),
-                    members: str | None = None, json_out: str | None = None, md_out: str | None = None) -> str:
-    """Cross-validate the strategies of bench result files; returns the Markdown and writes JSON/Markdown."""
+                    members: str | None = None, json_out: str | None = None, md_out: str | None = None,
+                    drop: list[str] = ()) -> str:
+    """Cross-validate the strategies of bench result files; returns the Markdown and writes JSON/Markdown.
+    `drop` leaves rows out: one optimizer benched under two labels must be one row, or the selection
+    estimate counts it twice and the noisier copy wins folds on its luck."""
     table = load_tables(results)
+    if drop:
+        table = table.only([s for s in table.strategies if s not in set(_known(table, drop))])
     sealed = sealed_families(protocol)
     cv = cross_validate(table, sealed)
     doc = {"results": [str(r) for r in results], "inputs": [_input_meta(r) for r in results], "protocol": protocol,
-           "date": time.strftime("%Y-%m-%d"), **cv.to_dict()}
+           "dropped": list(drop), "date": time.strftime("%Y-%m-%d"), **cv.to_dict()}
     text = markdown(cv)
     if task_entries:
         portfolio = _portfolio(table.without(sealed), task_entries, members)
@@ -29,6 +34,15 @@ def crossval_report(results: list[str], protocol: str | None = None, task_entrie
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(content)
     return text
+
+
+def _known(table, labels: list[str]) -> list[str]:
+    """The labels, each checked against the table (a mistyped --drop would silently keep the row)."""
+    unknown = [label for label in labels if label not in table.strategies]
+    if unknown:
+        raise TunesmithError(f"crossval: --drop {unknown[0]}: no such strategy in the results; "
+                             "give a label as the table prints it in full (see the JSON's strategies)")
+    return list(labels)
 
 
 def _input_meta(path) -> dict:
