@@ -495,11 +495,7 @@ def figures(out: Path) -> list[Path]:
 
 # ---------------------------------------------------------------- the generalisation protocol (issue 38)
 
-PROTOCOL = ("benchmarks/results/protocol/crossval.json",
-            "tunesmith crossval benchmarks/results/protocol/shipped20.json benchmarks/results/protocol/variants20.json "
-            "benchmarks/results/protocol/kernel_tuner10.json --protocol benchmarks/protocol/families.toml --tasks "
-            "../shared/data/benchmark_hub --tasks ../shared/data/more_spaces --tasks problems --members THE_12_ARCHIVED "
-            "--json benchmarks/results/protocol/crossval.json")
+PROTOCOL = ("benchmarks/results/protocol/crossval.json", "bash benchmarks/protocol/table.sh")
 
 
 def protocol_page(rel: str = PROTOCOL[0], command: str = PROTOCOL[1]) -> str:
