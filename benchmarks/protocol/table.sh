@@ -15,7 +15,8 @@ spaces=(--tasks "$hub" --tasks "$more" --tasks problems --protocol "$protocol" -
 # the spaces measured after the first benches ran: the five unsealed new families on the H100
 new=(--tasks problems --task softmax/H100 --task attention/H100 --task batched_gemm/H100 --task bitonic_sort/H100
      --task scan/H100 --protocol "$protocol" --seed 0 --workers "$workers")
-archive=$(ls generated_algorithms/archive/*.py | grep -v __init__ | paste -sd, -)
+archive=$(ls generated_algorithms/archive/*.py | grep -v '__init__\|flagship7_' | paste -sd, -)
+flagship7=generated_algorithms/archive/flagship7_c0008.py  # the winner of campaigns/flagship7.toml, exported
 variants=$(python3 benchmarks/protocol/variants.py 8 | tr ',' '\n' | grep ':' | paste -sd, -)
 head=generated_algorithms/recommended.py,dual_annealing,diff_evo,genetic_algorithm,random_sample,pso
 
@@ -30,15 +31,17 @@ bench shipped20 "${spaces[@]}" --strategies "$archive" --repeats 20
 bench variants20 "${spaces[@]}" --strategies "$variants" --repeats 20
 bench ktgen20 "${spaces[@]}" --strategies adaptive_tabu_greywolf --repeats 20
 bench hybrid5 "${spaces[@]}" --strategies hybrid_vndx --repeats 5
+bench flagship7_20 "${spaces[@]}" --strategies "$flagship7" --repeats 20
 bench h100new100 "${new[@]}" --strategies "$head" --repeats 100
 bench h100new_gen20 "${new[@]}" --strategies "$archive,$variants" --repeats 20
 bench h100new_ktgen20 "${new[@]}" --strategies adaptive_tabu_greywolf --repeats 20
 bench h100new_hybrid5 "${new[@]}" --strategies hybrid_vndx --repeats 5
+bench h100new_flagship7_20 "${new[@]}" --strategies "$flagship7" --repeats 20
 # recommended.py is this variant (benchmarks/protocol/ship_recommended.py wrote it): its 100-repeat row replaces the
 # variant's 20-repeat row, which was the luckiest of 49 when it was picked
 same=generated_algorithms/archive/lcb_annealing_ils.py:init_size=4:pool_size=16:knn_k=5:explore_weight=0.3047
 same=$same:start_temperature=0.02653:jump_rate=0.07876:patience=59:kick_size=3:mutation_rate=0.1098:max_step=3
-tunesmith crossval "$out"/{shipped20,variants20,protocol100,ktgen20,hybrid5}.json \
-    "$out"/h100new{100,_gen20,_ktgen20,_hybrid5}.json \
+tunesmith crossval "$out"/{shipped20,variants20,protocol100,ktgen20,hybrid5,flagship7_20}.json \
+    "$out"/h100new{100,_gen20,_ktgen20,_hybrid5,_flagship7_20}.json \
     --protocol "$protocol" --tasks "$hub" --tasks "$more" --tasks problems \
-    --members "$archive" --drop "$same" --json "$out/crossval.json" --md "$out/crossval.md"
+    --members "$archive,$flagship7" --drop "$same" --json "$out/crossval.json" --md "$out/crossval.md"
