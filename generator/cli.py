@@ -245,10 +245,12 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_export(args) -> int:
-    from generator.export.exporter import export_run
+    from generator.export.exporter import export_run, import_note
 
     exported = export_run(args.run_dir, args.name, args.id, args.out, overwrite=args.force)
     print(f"exported {exported.candidate_id} -> {exported.module}")
+    if import_note(exported.module):  # a checkout here hides the installed package it went to
+        print(import_note(exported.module))
     print(f"report:  {exported.report}")
     print(f"tuned values: {exported.tuned_values or 'defaults kept'}" if exported.tuned else
           f"not tuned (no HPO result; `tunesmith hpo {args.run_dir} --id {exported.candidate_id}` tunes it)")

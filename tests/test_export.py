@@ -251,3 +251,28 @@ def test_evaluate_accepts_a_module_export_just_wrote(run_dir, tmp_path, hub_dir,
     out = capsys.readouterr()
     assert rc == 0, out.out + out.err
     assert json.loads((tmp_path / "e.json").read_text())["results"][str(path)]["score"] is not None
+
+
+def test_an_export_a_checkout_would_shadow_says_how_to_import_it(run_dir, tmp_path, monkeypatch, capsys):
+    """After `pip install .` (not -e), `tunesmith export RUN --name NAME` in the repository root writes into the
+    installed package, but `import generated_algorithms.NAME` there finds the checkout's generated_algorithms/
+    and fails. The command says so, and `--out generated_algorithms` writes a module imported as the package's."""
+    from generator.export import exporter
+
+    installed = tmp_path / "site-packages" / "generated_algorithms"
+    monkeypatch.setattr(exporter, "PACKAGE_DIR", installed)
+    checkout = tmp_path / "checkout"
+    (checkout / "generated_algorithms").mkdir(parents=True)
+    (checkout / "generated_algorithms" / "__init__.py").write_text("")
+    monkeypatch.chdir(checkout)
+    assert main(["export", str(run_dir), "--name", "mine"]) == 0
+    out = capsys.readouterr().out
+    assert (installed / "mine.py").exists()
+    assert "generated_algorithms.mine" in out and "--out generated_algorithms" in out, out
+    assert main(["export", str(run_dir), "--name", "mine", "--out", "generated_algorithms"]) == 0
+    assert "--out" not in capsys.readouterr().out  # importable from here now: nothing to say
+    doc = _import(checkout / "generated_algorithms" / "mine.py").__doc__
+    assert "    import generated_algorithms.mine as strategy" in doc
+    monkeypatch.chdir(tmp_path)  # no checkout here: the installed package is what Python imports
+    assert main(["export", str(run_dir), "--name", "other"]) == 0
+    assert "--out" not in capsys.readouterr().out

@@ -334,10 +334,31 @@ def export_run(run_dir, name: str, cid: str | None = None, out_dir: Path | None 
     if result is not None:
         values = {k: v for k, v in result.chosen_params.items() if result.defaults.get(k) != v}
     prov = provenance_of(archive, candidate, result)
-    in_package = out_dir is None or Path(out_dir).resolve() == Path(PACKAGE_DIR).resolve()
+    in_package = out_dir is None or is_package_dir(Path(out_dir))
     path = write_module(name, module_source(name, source, prov, values, in_package), out_dir, overwrite)
     report = write_report(path, name, prov, values)
     return Exported(path, report, candidate.id, values, tuned=result is not None)
+
+
+def is_package_dir(folder: Path) -> bool:
+    """Whether modules in `folder` are imported as `generated_algorithms.NAME`: the installed package, or a
+    checkout's copy of it (`--out generated_algorithms` in the repository root)."""
+    folder = Path(folder).resolve()
+    return folder == Path(PACKAGE_DIR).resolve() or (folder.name == "generated_algorithms"
+                                                     and (folder / "__init__.py").exists())
+
+
+def import_note(module: Path, cwd: Path | None = None) -> str | None:
+    """What to do when the current folder's own generated_algorithms package hides the installed one that `module`
+    was written into: after `pip install .` (not -e), `import generated_algorithms.NAME` run in the repository root
+    finds the checkout's folder first, and NAME is not there. None when nothing hides it."""
+    here = Path(cwd or Path.cwd()) / "generated_algorithms"
+    written = module.resolve().parent
+    if written != Path(PACKAGE_DIR).resolve() or not (here / "__init__.py").exists() or here.resolve() == written:
+        return None
+    return (f"note: run from this folder, `import generated_algorithms.{module.stem}` finds {here}/ (this "
+            "checkout's), not the installed package it was written to; export with --out generated_algorithms "
+            "to put it here, or install with `pip install -e .`")
 
 
 def write_report(module: Path, name: str, prov: Provenance, values: dict) -> Path:
