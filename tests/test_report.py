@@ -122,3 +122,28 @@ def test_cli_report_in_the_current_folder_writes_the_page_and_one_folder(tmp_pat
     assert main(["report", str(run), "-o", "report.html"]) == 0
     assert sorted(p.name for p in here.iterdir()) == ["report.html", "report_files"]
     assert len(list((here / "report_files").glob("*.png"))) >= 5
+
+
+def test_token_axes_write_their_numbers_without_an_offset_that_covers_the_label(tmp_path, monkeypatch):
+    """The quickstart's convergence figure wrote its token axis as 0.25 ... 1.25 with a '1e6' offset, drawn
+    over the axis label; token counts are written out (250k, 1.25M) instead."""
+    from dataclasses import replace
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from generator.review import plots
+    from generator.review.lineage import Lineage
+
+    lineage = Lineage.load(build_run(tmp_path / "run"))
+    # a synthesizer run: no cost, about a million tokens at the end
+    points = [replace(p, tokens=p.tokens * 5000, cost_usd=0.0) for p in lineage.convergence()]
+    monkeypatch.setattr(lineage, "convergence", lambda: points)
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
+    plots.convergence(lineage, tmp_path / "c.png")
+    plots.usage(lineage, tmp_path / "u.png")
+    for fig, axis in ((figures[0], figures[0].axes[1].xaxis), (figures[1], figures[1].axes[0].yaxis)):
+        FigureCanvasAgg(fig).draw()
+        assert axis.get_offset_text().get_text() == ""
+        labels = [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
+        assert any(label.endswith(("k", "M")) for label in labels), labels

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from generator.review.lineage import Lineage
 
@@ -17,6 +17,17 @@ DUPLICATE_COLOUR = "#999999"  # grey: a copy, neither a success nor a failure
 def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return path
+
+
+def _count(value: float, _pos=None) -> str:
+    """A token count as read aloud: 250k, 1.25M (matplotlib's '1e6' offset lands on the axis label)."""
+    for size, unit in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.4g}{unit}"
+    return f"{value:.4g}"
+
+
+TOKEN_FORMAT = FuncFormatter(_count)
 
 
 def writer(lineage: Lineage) -> str:
@@ -48,6 +59,8 @@ def convergence(lineage: Lineage, path: Path) -> Path | None:
     xs = [p.cost_usd if by_cost else p.tokens for p in best]
     ax2.step(xs, [p.best for p in best], where="post", color=BEST_COLOUR, lw=2)
     ax2.set_xlabel(f"{writer(lineage)} cost so far (USD)" if by_cost else f"{writer(lineage)} tokens so far (no cost recorded)")
+    if not by_cost:
+        ax2.xaxis.set_major_formatter(TOKEN_FORMAT)
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     fig.suptitle("Convergence of the best score")
@@ -146,6 +159,7 @@ def usage(lineage: Lineage, path: Path) -> Path | None:
     ax.plot(calls, np.cumsum([x.completion_tokens for x in xs]), label="completion tokens", color="#55a868")
     ax.set_xlabel(f"{writer(lineage)} call")
     ax.set_ylabel("tokens so far")
+    ax.yaxis.set_major_formatter(TOKEN_FORMAT)
     ax.legend(fontsize=8, loc="upper left")
     cost = np.cumsum([x.cost_usd for x in xs])
     if cost[-1] > 0:
