@@ -147,3 +147,18 @@ def test_token_axes_write_their_numbers_without_an_offset_that_covers_the_label(
         assert axis.get_offset_text().get_text() == ""
         labels = [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
         assert any(label.endswith(("k", "M")) for label in labels), labels
+
+
+def test_the_error_figure_counts_copies_apart_from_candidates_that_worked(tmp_path, monkeypatch):
+    """A near-copy is recorded, never run: the figure stacked it under 'no error' with the candidates that ran."""
+    from generator.review import plots
+    from generator.review.lineage import Lineage
+
+    lineage = Lineage.load(build_run(tmp_path / "run"))  # generation 2: c0005 worked, c0006 copies c0003
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
+    plots.errors(lineage, tmp_path / "e.png")
+    ax = figures[0].axes[0]
+    bars = {label: [p.get_height() for p in container]
+            for label, container in zip(ax.get_legend_handles_labels()[1], ax.containers)}
+    assert bars["copy (not run)"][2] == 1 and bars["worked"][2] == 1, bars

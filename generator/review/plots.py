@@ -118,7 +118,7 @@ def operators(lineage: Lineage, path: Path) -> Path | None:
 
 
 def errors(lineage: Lineage, path: Path) -> Path | None:
-    """Candidates per generation, stacked by outcome: worked, or the kind of error."""
+    """Candidates per generation, stacked by outcome: worked, a copy of another (not run), or the kind of error."""
     by_gen = lineage.error_kinds()
     if not by_gen:
         return None
@@ -129,8 +129,15 @@ def errors(lineage: Lineage, path: Path) -> Path | None:
     kinds = sorted({k for counter in by_gen.values() for k in counter})
     fig = Figure(figsize=(6, 3.2))
     ax = fig.subplots()
-    bottom = [totals[g] - sum(by_gen[g].values()) for g in gens]
-    ax.bar(gens, bottom, color="#cccccc", label="no error")
+    copies = {g: 0 for g in gens}  # recorded, never run: neither worked nor failed
+    for c in lineage.candidates.values():
+        copies[c.generation] += bool(c.duplicate_of and not c.error)
+    bottom = [totals[g] - sum(by_gen[g].values()) - copies[g] for g in gens]
+    ax.bar(gens, bottom, color="#cccccc", label="worked")
+    if any(copies.values()):
+        ax.bar(gens, [copies[g] for g in gens], bottom=bottom, color="white", edgecolor=DUPLICATE_COLOUR,
+               hatch="//", label="copy (not run)")
+        bottom = [b + copies[g] for b, g in zip(bottom, gens)]
     palette = ["#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd", "#55a868"]
     for i, kind in enumerate(kinds):
         counts = [by_gen[g].get(kind, 0) for g in gens]
