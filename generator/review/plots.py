@@ -135,8 +135,9 @@ def errors(lineage: Lineage, path: Path) -> Path | None:
     bottom = [totals[g] - sum(by_gen[g].values()) - copies[g] for g in gens]
     ax.bar(gens, bottom, color="#cccccc", label="worked")
     if any(copies.values()):
-        ax.bar(gens, [copies[g] for g in gens], bottom=bottom, color="white", edgecolor=DUPLICATE_COLOUR,
-               hatch="//", label="copy (not run)")
+        some = [i for i, g in enumerate(gens) if copies[g]]  # a bar of height 0 would still draw its edge
+        ax.bar([gens[i] for i in some], [copies[gens[i]] for i in some], bottom=[bottom[i] for i in some],
+               color="white", edgecolor=DUPLICATE_COLOUR, hatch="//", label="copy (not run)")
         bottom = [b + copies[g] for b, g in zip(bottom, gens)]
     palette = ["#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd", "#55a868"]
     for i, kind in enumerate(kinds):
@@ -147,7 +148,7 @@ def errors(lineage: Lineage, path: Path) -> Path | None:
     ax.set_ylabel("candidates")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(fontsize=8, ncols=2)
+    ax.legend(fontsize=8, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: the bars fill the axes
     ax.set_title("Error kinds over generations")
     return _save(fig, path)
 
