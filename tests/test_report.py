@@ -162,3 +162,23 @@ def test_the_error_figure_counts_copies_apart_from_candidates_that_worked(tmp_pa
     bars = {label: {round(p.get_x() + p.get_width() / 2): p.get_height() for p in container}  # generation: count
             for label, container in zip(ax.get_legend_handles_labels()[1], ax.containers)}
     assert bars["copy (not run)"][2] == 1 and bars["worked"][2] == 1, bars
+
+
+def test_the_legends_of_the_busy_figures_sit_below_their_bars(tmp_path, monkeypatch):
+    """In the quickstart's report the diversity legend (lower left) covered the bars of generations 1 and 2."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from generator.review import plots
+    from generator.review.lineage import Lineage
+    from generator.review.report import _diversity
+
+    lineage = Lineage.load(build_run(tmp_path / "run"))
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
+    plots.errors(lineage, tmp_path / "e.png")
+    plots.diversity(_diversity(lineage), tmp_path / "d.png")
+    assert len(figures) == 2
+    for fig in figures:
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        ax = fig.axes[0]
+        assert ax.get_legend().get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0

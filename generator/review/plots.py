@@ -201,6 +201,7 @@ def diversity(rows: list[dict], path: Path) -> Path | None:
     ax.patch.set_visible(False)
     lines, labels = ax.get_legend_handles_labels()
     bars, names = counts.get_legend_handles_labels()
-    ax.legend(lines + bars, labels + names, fontsize=7, loc="lower left")
+    ax.legend(lines + bars, labels + names, fontsize=7, ncols=2, loc="upper center",  # below: inside it hid bars
+              bbox_to_anchor=(0.5, -0.2))
     ax.set_title("Diversity of the archive's code")
     return _save(fig, path)
