@@ -118,6 +118,8 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
             out.append(safe_text(c.error["traceback"]).rstrip())
     out += [_section(f"code ({lineage.archive.code_file(c) or 'none'})", color),
             safe_text(lineage.code(cid) or "(no code)").rstrip()]
+    if diff and not c.parent_ids:  # asked for, so say why there is none
+        out += [_section("diff", color), f"(no parent: a `{c.operator}` candidate is written from scratch)"]
     if diff:
         for p in c.parent_ids:
             out.append(_section(f"diff {p} -> {cid}", color))
