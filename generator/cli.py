@@ -204,12 +204,13 @@ def _setup_hpo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id", action="append", dest="ids", help="tune this candidate (repeatable) instead of the top K")
     p.add_argument("--trials", type=int, help="Optuna trials per candidate, shared by all processes on the storage")
     p.add_argument("--repeats", type=int, help="runs per task and trial (default: [hpo] repeats or 3)")
-    p.add_argument("--report-repeats", type=int, help="runs per task of the before/after scores on train and "
-                   "test (default: max(10, 2 x repeats))")
+    p.add_argument("--report-repeats", type=int, help="runs per task of the before/after scores on the training "
+                   "and validation tasks (default: max(10, 2 x repeats))")
     p.add_argument("--storage", help="Optuna storage URL (default sqlite:///RUN_DIR/hpo.db; also journal:PATH)")
     p.add_argument("--seed", type=int, help="seed of the sampler and of every trial's evaluation")
     p.add_argument("--worker", type=int, help="index of this process when several run on one storage")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    # --no-progress as on run, resume, evaluate and bench; --quiet, its older name, still works
+    p.add_argument("--no-progress", "--quiet", action="store_true", dest="quiet", help="no progress bar")
 
 
 def _cmd_hpo(args) -> int:
@@ -244,10 +245,12 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_export(args) -> int:
-    from generator.export.exporter import export_run
+    from generator.export.exporter import export_run, import_note
 
     exported = export_run(args.run_dir, args.name, args.id, args.out, overwrite=args.force)
     print(f"exported {exported.candidate_id} -> {exported.module}")
+    if import_note(exported.module):  # a checkout here hides the installed package it went to
+        print(import_note(exported.module))
     print(f"report:  {exported.report}")
     print(f"tuned values: {exported.tuned_values or 'defaults kept'}" if exported.tuned else
           f"not tuned (no HPO result; `tunesmith hpo {args.run_dir} --id {exported.candidate_id}` tunes it)")

@@ -343,9 +343,11 @@ class CampaignConfig(Section):
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
+# tasks.hub: where the hub is found (TUNESMITH_BENCHMARK_HUB, ../shared, the file's `hub`) decides no run: its
+# tasks are named hub:APP/GPU, and a run whose tasks are not on the hub recorded whether ../shared existed then
 RESUMABLE_CHANGES = {"llm.caps", "llm.timeout", "llm.retries", "llm.backoff", "llm.api_base", "llm.concurrency",
                      "evolution.budget", "evaluation.workers", "evaluation.executor", "evaluation.worker_wait", "output.run_dir",
-                     "description", "hpo"}
+                     "description", "hpo", "tasks.hub"}
 
 
 def _fix_hint(err: dict) -> str:

@@ -194,6 +194,33 @@ def test_missing_task_file_names_each_place_looked_once(tmp_path, monkeypatch, h
     assert f"the current folder ({tmp_path})" in msg and f"the campaign file's folder ({other})" in msg, msg
 
 
+def test_the_hub_found_elsewhere_is_no_change_of_the_run(tmp_path, hub_dir, monkeypatch):
+    """The quickstart run again after ../shared (or TUNESMITH_BENCHMARK_HUB) appeared was refused: 'holds a run
+    started with different settings (tasks.hub)', though none of its tasks is on the hub. Where the hub is found
+    decides no run: its tasks are named hub:APP/GPU."""
+    from generator.campaign.loop import run_campaign
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'''[llm]
+model = "synth/components"
+[evolution]
+budget = 1
+n_parents = 1
+n_offspring = 1
+[tasks]
+train = ["problem:gemm/H200"]
+[evaluation]
+repeats = 1
+[output]
+run_dir = "{tmp_path / 'run'}"
+''')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(tmp_path / "no-hub-here"))
+    assert run_campaign(cfg, progress=False).state == "finished"
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+    assert run_campaign(cfg, progress=False).state == "finished"
+
+
 def test_a_task_that_fails_to_load_leaves_nothing_that_blocks_the_rerun(tmp_path, hub_dir, monkeypatch):
     """A first run with the hub missing fails before config.json is written; with the hub set, the same
     command starts the run (it used to be refused as 'different settings (tasks.hub)')."""

@@ -53,3 +53,16 @@ def test_unwritable_run_dir_hint_fits_the_command(tmp_path, command):
     with pytest.raises(TunesmithError, match="--run-dir"):
         with run_lock(blocker / "run", "run"):
             pass
+
+
+def test_every_subcommand_with_a_progress_bar_takes_no_progress():
+    """`run`, `resume` and `bench` take --no-progress; `hpo` took only --quiet, so the flag a user
+    had just used on `run` was refused there ('unrecognized arguments: --no-progress')."""
+    from generator.cli import _build_parser
+
+    parser = _build_parser()
+    for argv in (["run", "c.toml"], ["resume", "RUN"], ["bench", "--tasks", "t", "--strategies", "s"],
+                 ["hpo", "RUN"]):
+        args = parser.parse_args([*argv, "--no-progress"])
+        assert getattr(args, "no_progress", None) or getattr(args, "quiet", None), argv
+    assert parser.parse_args(["hpo", "RUN", "--quiet"]).quiet  # the older spelling still works

@@ -339,3 +339,16 @@ def test_a_run_made_before_the_llm_guided_section_continues_while_it_keeps_its_d
     assert blocking_changes(old, new) == []
     seeded = parse_config({"tasks": {"train": ["hub:convolution_milo/A100"]}, "llm_guided": {"seed_rounds": 1}})
     assert blocking_changes(old, seeded.model_dump()) == ["llm_guided"]
+
+
+def test_a_model_without_its_key_writes_no_record_directory(tmp_path, monkeypatch, capsys):
+    """`bench ... --model openai/gpt-4o-mini --record DIR` without the key said so in one line, but had already
+    made DIR a run directory (config.json, run.json, code/): nothing half-written on a refusal."""
+    from generator.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    record = tmp_path / "guided"
+    code = main(["bench", "--tasks", "problem:gemm/H200", "--strategies", "llm_guided", "--repeats", "1",
+                 "--model", "openai/gpt-4o-mini", "--record", str(record)])
+    assert code == 2 and "OPENAI_API_KEY" in capsys.readouterr().err
+    assert not record.exists()

@@ -77,6 +77,20 @@ def test_show_prints_code_scores_error_prompt_and_diff(run):
     assert "kind: timeout" in failed and "line: 9" in failed
 
 
+def test_show_gives_a_duplicates_score_as_a_number_and_says_whose_it_is(run):
+    # `show` of a near-copy printed "score: dup:c0003 ± 0.050 (2 runs)": a label where a number belongs
+    header = render_show(Lineage.load(run), "c0006").split("\n── ", 1)[0]
+    score = next(line for line in header.splitlines() if line.startswith("score:"))
+    assert score.startswith("score: 0.450"), score
+    assert "copied from c0003" in score and "not run again" in score
+
+
+def test_show_diff_of_a_candidate_without_parents_says_there_is_none(run):
+    """`show c0042 --diff` of a `new` candidate printed no diff section at all, with nothing to say why."""
+    text = render_show(Lineage.load(run), "c0001", diff=True)
+    assert "── diff ──\n(no parent: a `new` candidate is written from scratch)" in text, text
+
+
 def test_terminal_output_cannot_carry_escape_sequences():
     assert safe_text("ok\033[2J\033]0;title\007 done\tx\n") == "ok[2J]0;title done\tx\n"
 

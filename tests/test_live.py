@@ -170,6 +170,20 @@ def test_cuda_problem_fails_fast_without_a_gpu(capsys):
     assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(_has_gpu(), reason="a CUDA GPU is present: the no-GPU message cannot be checked")
+def test_the_no_gpu_message_offers_cached_tasks_only_where_there_are_some(tmp_path):
+    """`tunesmith template` of a CUDA kernel said 'or use its cached tasks in .../caches/transpose_naive_cuda',
+    a folder that does not exist: a kernel brought to be templated has no measured space yet."""
+    with pytest.raises(LiveUnavailable, match="use its cached tasks in") as shipped:
+        require_device(load_problem(PROBLEMS / "gemm" / "problem.toml"))
+    assert str(PROBLEMS / "caches" / "gemm") in str(shipped.value)
+    folder = tmp_path / "mine"
+    shutil.copytree(PROBLEMS / "gemm", folder)
+    with pytest.raises(LiveUnavailable) as new:
+        require_device(load_problem(folder / "problem.toml"))
+    assert "cached tasks in" not in str(new.value) and "no measured space" in str(new.value), str(new.value)
+
+
 @needs_gpu
 def test_cuda_session_measures_a_configuration_on_the_gpu():
     task = load_live_task(PROBLEMS / "dedisp" / "problem.toml")

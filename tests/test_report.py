@@ -122,3 +122,63 @@ def test_cli_report_in_the_current_folder_writes_the_page_and_one_folder(tmp_pat
     assert main(["report", str(run), "-o", "report.html"]) == 0
     assert sorted(p.name for p in here.iterdir()) == ["report.html", "report_files"]
     assert len(list((here / "report_files").glob("*.png"))) >= 5
+
+
+def test_token_axes_write_their_numbers_without_an_offset_that_covers_the_label(tmp_path, monkeypatch):
+    """The quickstart's convergence figure wrote its token axis as 0.25 ... 1.25 with a '1e6' offset, drawn
+    over the axis label; token counts are written out (250k, 1.25M) instead."""
+    from dataclasses import replace
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from generator.review import plots
+    from generator.review.lineage import Lineage
+
+    lineage = Lineage.load(build_run(tmp_path / "run"))
+    # a synthesizer run: no cost, about a million tokens at the end
+    points = [replace(p, tokens=p.tokens * 5000, cost_usd=0.0) for p in lineage.convergence()]
+    monkeypatch.setattr(lineage, "convergence", lambda: points)
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
+    plots.convergence(lineage, tmp_path / "c.png")
+    plots.usage(lineage, tmp_path / "u.png")
+    for fig, axis in ((figures[0], figures[0].axes[1].xaxis), (figures[1], figures[1].axes[0].yaxis)):
+        FigureCanvasAgg(fig).draw()
+        assert axis.get_offset_text().get_text() == ""
+        labels = [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
+        assert any(label.endswith(("k", "M")) for label in labels), labels
+
+
+def test_the_error_figure_counts_copies_apart_from_candidates_that_worked(tmp_path, monkeypatch):
+    """A near-copy is recorded, never run: the figure stacked it under 'no error' with the candidates that ran."""
+    from generator.review import plots
+    from generator.review.lineage import Lineage
+
+    lineage = Lineage.load(build_run(tmp_path / "run"))  # generation 2: c0005 worked, c0006 copies c0003
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
+    plots.errors(lineage, tmp_path / "e.png")
+    ax = figures[0].axes[0]
+    bars = {label: {round(p.get_x() + p.get_width() / 2): p.get_height() for p in container}  # generation: count
+            for label, container in zip(ax.get_legend_handles_labels()[1], ax.containers)}
+    assert bars["copy (not run)"][2] == 1 and bars["worked"][2] == 1, bars
+
+
+def test_the_legends_of_the_busy_figures_sit_below_their_bars(tmp_path, monkeypatch):
+    """In the quickstart's report the diversity legend (lower left) covered the bars of generations 1 and 2."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from generator.review import plots
+    from generator.review.lineage import Lineage
+    from generator.review.report import _diversity
+
+    lineage = Lineage.load(build_run(tmp_path / "run"))
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
+    plots.errors(lineage, tmp_path / "e.png")
+    plots.diversity(_diversity(lineage), tmp_path / "d.png")
+    assert len(figures) == 2
+    for fig in figures:
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        ax = fig.axes[0]
+        assert ax.get_legend().get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0

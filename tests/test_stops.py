@@ -219,3 +219,21 @@ def test_a_stop_a_library_turned_into_its_own_error_is_still_a_stop(sig, tmp_pat
     seconds, err = _stop_wait(proc)
     assert seconds < EXIT_LIMIT_S and proc.returncode == 128 + sig, (proc.returncode, err)
     assert "; the run is saved, to continue: tunesmith resume RUN" in err and "Traceback" not in err, err
+
+
+def test_ctrl_c_on_a_dask_local_campaign_is_one_line_not_the_workers_tracebacks(tmp_path, sigint_reaches_children):
+    """Ctrl-C at the terminal reaches `dask-local`'s worker processes too (one process group); each of them
+    printed its KeyboardInterrupt traceback (about 100 lines in all) around the resume line. The campaign
+    process alone decides how a stop ends: the workers leave SIGINT to it."""
+    pytest.importorskip("distributed")
+    from fault_fixtures import wait_for_lines
+
+    run = tmp_path / "run"
+    cfg = _campaign(tmp_path / "run.toml", run)
+    proc = tunesmith("run", str(cfg), "--no-progress", "--executor", "dask-local")
+    wait_for_lines(run / "candidates.jsonl", 2, proc)  # the workers are up and evaluating
+    seconds, err = _stop(proc, "group", signal.SIGINT)
+    assert seconds < EXIT_LIMIT_S + 10, f"still running {seconds:.0f} s later; stderr: {err}"  # +10: closing Dask
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert f"to continue: tunesmith resume {run}" in err, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

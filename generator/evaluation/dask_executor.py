@@ -331,7 +331,8 @@ def local_cluster(workers: int, gpus: int | None = None):
     gpus = gpu_count() if gpus is None else gpus
     spec = {}
     for i in range(max(1, int(workers))):
-        options = {"nthreads": 1, "host": "127.0.0.1", "silence_logs": logging.ERROR}
+        options = {"nthreads": 1, "host": "127.0.0.1", "silence_logs": logging.ERROR,
+                   "preload": ["generator.evaluation.dask_worker_setup"]}  # Ctrl-C: the campaign's, not theirs
         if i < gpus:  # one GPU per worker: CUDA sees only its own device
             options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
         spec[f"tunesmith-{i}"] = {"cls": Nanny, "options": options}

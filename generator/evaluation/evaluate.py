@@ -167,7 +167,7 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
         out = next((o.output for o in outcomes if o is not None and o.error is not None), "")
         meta["output"] = printable(out[-4000:])  # the run's own words: no terminal escapes
         return Fitness(None, {}, 0.0, error, meta)
-    per_task, behaviours = {}, []
+    per_task, behaviours, notes = {}, [], {}
     for ti, task in enumerate(tasks):
         mine = sorted((r for r in runs if r.task == ti), key=lambda r: r.repeat)
         traces = [r.trace for r in mine]
@@ -175,6 +175,8 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
             from generator.evaluation.live_eval import score_live
 
             ts = score_live(task, traces, seed)
+            if ts.note:  # no measured cache here: not P, and the output must say so
+                notes[task.name] = ts.note
         else:
             ts = score_traces(task, traces)
         per_task[task.name] = TaskFitness(
@@ -188,6 +190,8 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
     if behaviour is not None:  # the candidate's niche ([niches]): measured here, from the oracle's rows
         meta["behaviour"] = behaviour
     score = float(np.mean([tf.score for tf in per_task.values()]))
+    if notes:
+        meta["score_notes"] = notes
     meta["runs"] = sum(tf.runs for tf in per_task.values())
     meta["se"] = standard_error(repeat_values({t: tf.to_dict() for t, tf in per_task.items()}))
     return Fitness(score, per_task, 0.0, None, meta)
@@ -299,11 +303,15 @@ def format_fitness(name: str, fitness: Fitness) -> str:
             lines += ["  " + ln for ln in e.traceback.splitlines()[-6:]]
         return "\n".join(lines)
     width = max(len(t) for t in fitness.per_task)
-    lines = [f"{'task':<{width}}  {'P':>7}  {'std':>6}  {'fevals':>7}"]
+    notes = fitness.metadata.get("score_notes") or {}  # tasks scored otherwise than by P (live, no cache)
+    lines = [f"{'task':<{width}}  {'P' if not notes else 'score':>7}  {'std':>6}  {'fevals':>7}"]
     for t, tf in fitness.per_task.items():
         lines.append(f"{t:<{width}}  {tf.score:7.3f}  {tf.std:6.3f}  {tf.fevals:7.0f}")
+    lines += [f"note: {t} is scored by its {note}, not P: 0 = as good as random search there, higher is better"
+              for t, note in notes.items()]
     held = fitness.metadata.get("protections", {}).get("held", {})
-    lines.append(f"{name}: mean P = {fitness.score:.3f} ({fitness.metadata.get('repeats')} repeats, "
+    lines.append(f"{name}: mean {'P' if not notes else 'score'} = {fitness.score:.3f} "
+                 f"({fitness.metadata.get('repeats')} repeats, "
                  f"{fitness.wall_s:.1f} s; walls held: {sum(map(bool, held.values()))}/{len(held)})")
     if fitness.metadata.get("runs_cut_at_time_limit"):
         lines.append(f"note: {fitness.metadata['runs_cut_at_time_limit']} run(s) reached the wall-clock limit "

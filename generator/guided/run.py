@@ -338,9 +338,9 @@ def prepare_specs(specs: list, model: str | None = None, record: str | None = No
         guided = spec if spec.kind == PURPOSE else spec.seeder
         llm_opts, opts, run = split_options(guided.options)
         guided_settings(opts)  # a bad option fails now, with its name, not in a worker
+        client_for(llm_opts, run.get("record"))  # a model that cannot answer is refused before DIR is made
         if run.get("record"):
             open_record(run["record"], {"bench_seed": seed})
-        client_for(llm_opts, run.get("record"))
         out.append(spec)
     return out
 

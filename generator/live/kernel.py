@@ -53,10 +53,12 @@ def require_device(problem: Problem) -> None:
             raise LiveUnavailable(f"{problem.path}: the C problem needs g++ on PATH; install g++ (apt-get install g++)")
         return
     count, why = cuda_device_count()
-    if count == 0:
+    if count == 0:  # cached tasks are the way out only where a space was measured (not for a kernel brought new)
+        cached = Path(problem.caches_dir).is_dir() and any(Path(problem.caches_dir).glob("*.json*"))
+        instead = f", or use its cached tasks in {problem.caches_dir}" if cached else \
+            " (it has no measured space to use instead: `tunesmith cache build` makes one there)"
         raise LiveUnavailable(f"{problem.path}: problem {problem.name!r} needs a CUDA GPU and none is usable here "
-                              f"({why}); run it on a machine with an NVIDIA GPU and CuPy, or use its cached tasks "
-                              f"in {problem.caches_dir}")
+                              f"({why}); run it on a machine with an NVIDIA GPU and CuPy{instead}")
 
 
 def patch_cupy_uuid() -> None:

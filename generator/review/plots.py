@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from generator.review.lineage import Lineage
 
@@ -17,6 +17,17 @@ DUPLICATE_COLOUR = "#999999"  # grey: a copy, neither a success nor a failure
 def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return path
+
+
+def _count(value: float, _pos=None) -> str:
+    """A token count as read aloud: 250k, 1.25M (matplotlib's '1e6' offset lands on the axis label)."""
+    for size, unit in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.4g}{unit}"
+    return f"{value:.4g}"
+
+
+TOKEN_FORMAT = FuncFormatter(_count)
 
 
 def writer(lineage: Lineage) -> str:
@@ -48,6 +59,8 @@ def convergence(lineage: Lineage, path: Path) -> Path | None:
     xs = [p.cost_usd if by_cost else p.tokens for p in best]
     ax2.step(xs, [p.best for p in best], where="post", color=BEST_COLOUR, lw=2)
     ax2.set_xlabel(f"{writer(lineage)} cost so far (USD)" if by_cost else f"{writer(lineage)} tokens so far (no cost recorded)")
+    if not by_cost:
+        ax2.xaxis.set_major_formatter(TOKEN_FORMAT)
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     fig.suptitle("Convergence of the best score")
@@ -105,7 +118,7 @@ def operators(lineage: Lineage, path: Path) -> Path | None:
 
 
 def errors(lineage: Lineage, path: Path) -> Path | None:
-    """Candidates per generation, stacked by outcome: worked, or the kind of error."""
+    """Candidates per generation, stacked by outcome: worked, a copy of another (not run), or the kind of error."""
     by_gen = lineage.error_kinds()
     if not by_gen:
         return None
@@ -116,8 +129,16 @@ def errors(lineage: Lineage, path: Path) -> Path | None:
     kinds = sorted({k for counter in by_gen.values() for k in counter})
     fig = Figure(figsize=(6, 3.2))
     ax = fig.subplots()
-    bottom = [totals[g] - sum(by_gen[g].values()) for g in gens]
-    ax.bar(gens, bottom, color="#cccccc", label="no error")
+    copies = {g: 0 for g in gens}  # recorded, never run: neither worked nor failed
+    for c in lineage.candidates.values():
+        copies[c.generation] += bool(c.duplicate_of and not c.error)
+    bottom = [totals[g] - sum(by_gen[g].values()) - copies[g] for g in gens]
+    ax.bar(gens, bottom, color="#cccccc", label="worked")
+    if any(copies.values()):
+        some = [i for i, g in enumerate(gens) if copies[g]]  # a bar of height 0 would still draw its edge
+        ax.bar([gens[i] for i in some], [copies[gens[i]] for i in some], bottom=[bottom[i] for i in some],
+               color="white", edgecolor=DUPLICATE_COLOUR, hatch="//", label="copy (not run)")
+        bottom = [b + copies[g] for b, g in zip(bottom, gens)]
     palette = ["#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd", "#55a868"]
     for i, kind in enumerate(kinds):
         counts = [by_gen[g].get(kind, 0) for g in gens]
@@ -127,7 +148,7 @@ def errors(lineage: Lineage, path: Path) -> Path | None:
     ax.set_ylabel("candidates")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(fontsize=8, ncols=2)
+    ax.legend(fontsize=8, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))  # below: the bars fill the axes
     ax.set_title("Error kinds over generations")
     return _save(fig, path)
 
@@ -146,6 +167,7 @@ def usage(lineage: Lineage, path: Path) -> Path | None:
     ax.plot(calls, np.cumsum([x.completion_tokens for x in xs]), label="completion tokens", color="#55a868")
     ax.set_xlabel(f"{writer(lineage)} call")
     ax.set_ylabel("tokens so far")
+    ax.yaxis.set_major_formatter(TOKEN_FORMAT)
     ax.legend(fontsize=8, loc="upper left")
     cost = np.cumsum([x.cost_usd for x in xs])
     if cost[-1] > 0:
@@ -179,6 +201,7 @@ def diversity(rows: list[dict], path: Path) -> Path | None:
     ax.patch.set_visible(False)
     lines, labels = ax.get_legend_handles_labels()
     bars, names = counts.get_legend_handles_labels()
-    ax.legend(lines + bars, labels + names, fontsize=7, loc="lower left")
+    ax.legend(lines + bars, labels + names, fontsize=7, ncols=2, loc="upper center",  # below: inside it hid bars
+              bbox_to_anchor=(0.5, -0.2))
     ax.set_title("Diversity of the archive's code")
     return _save(fig, path)

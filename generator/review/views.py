@@ -95,8 +95,7 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
     c = lineage.get(cid)
     out = [f"{c.id}  generation {c.generation}  operator {c.operator}  parents {', '.join(c.parent_ids) or '-'}",
            f"description: {safe_text(c.description)}",
-           f"score: {score_label(lineage, cid)}" + (f" ± {c.se:.3f} ({c.runs} runs)" if c.se is not None else "")
-           + _delta_note(lineage, cid)]
+           _score_line(lineage, cid)]
     if c.timings:
         out.append("timings: " + ", ".join(f"{k} {v:.2f}s" if isinstance(v, (int, float)) else f"{k} {v}"
                                            for k, v in c.timings.items()))
@@ -119,6 +118,8 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
             out.append(safe_text(c.error["traceback"]).rstrip())
     out += [_section(f"code ({lineage.archive.code_file(c) or 'none'})", color),
             safe_text(lineage.code(cid) or "(no code)").rstrip()]
+    if diff and not c.parent_ids:  # asked for, so say why there is none
+        out += [_section("diff", color), f"(no parent: a `{c.operator}` candidate is written from scratch)"]
     if diff:
         for p in c.parent_ids:
             out.append(_section(f"diff {p} -> {cid}", color))
@@ -132,6 +133,16 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
     else:
         out.append(_section("prompt", color) + "\n(no recorded exchange)")
     return "\n".join(out)
+
+
+def _score_line(lineage: Lineage, cid: str) -> str:
+    """The score as a number; a near-copy carries its original's score, and says so (it was not run)."""
+    c = lineage.get(cid)
+    label = f"{c.score:.3f}" if c.duplicate_of and c.score is not None else score_label(lineage, cid)
+    line = f"score: {label}" + (f" ± {c.se:.3f} ({c.runs} runs)" if c.se is not None else "")
+    if c.duplicate_of:
+        line += f"; copied from {c.duplicate_of}: the same code, recorded but not run again"
+    return line + _delta_note(lineage, cid)
 
 
 def _delta_note(lineage: Lineage, cid: str) -> str:

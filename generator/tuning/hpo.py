@@ -24,7 +24,8 @@ import optuna
 
 from generator.archive import Archive
 from generator.errors import TunesmithError
-from generator.tuning.recovery import OWNER, claim, interrupted, quiet_interrupts, recover, same_retry
+from generator.tuning.recovery import (OWNER, claim, interrupted, owner_words, quiet_interrupts, recover,
+                                      same_retry)
 from generator.tuning.storage import (GRACE_BEATS, HpoError, check_storage, open_storage,  # noqa: F401 (import paths kept)
                                       storage_url)
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
@@ -283,7 +284,7 @@ class _OthersTrials:
         running = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
         if self.since is None:
             self.since = time.monotonic()
-            owners = sorted({str(t.system_attrs.get(OWNER, "unknown owner")) for t in running})
+            owners = sorted({owner_words(str(t.system_attrs.get(OWNER, "unknown owner"))) for t in running})
             how = (f"if its process died, Optuna's heartbeat fails it within "
                    f"{GRACE_BEATS * self.settings.heartbeat:g} s and it is run again here" if self.heartbeat else
                    "journal storage has no heartbeat, so one left by a dead process on another host stays RUNNING")

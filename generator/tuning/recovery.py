@@ -43,6 +43,15 @@ def _me() -> str:
     return f"{socket.gethostname()} {os.getpid()} {_start_time(os.getpid()) or '?'}"
 
 
+def owner_words(owner: str) -> str:
+    """'process 4242 on host-a' (or 'on this host') for a noted owner 'host pid start-time'."""
+    try:
+        host, pid, _start = owner.split(" ")
+    except ValueError:
+        return owner
+    return f"process {pid} on {'this host' if host == socket.gethostname() else host}"
+
+
 def claim(trial: optuna.Trial) -> None:
     """Note this process as the trial's owner (first thing in the objective)."""
     trial.storage.set_trial_system_attr(trial._trial_id, OWNER, _me())
