@@ -58,7 +58,9 @@ def candidate_counts(archive) -> dict:
 def campaign_summary(archive, shown_dir: Path) -> str:
     """The end-of-campaign summary of the run directory, as `tunesmith run` prints it when the run ends in
     `shown_dir` (the campaign file's output.run_dir: what a user of the README's command sees)."""
+    from generator.campaign.final_choice import load_choice
     from generator.campaign.printing import Summary, format_summary
+    from generator.campaign.sealed_test import load_test
     from generator.llm.client import Usage
 
     usage = Usage()
@@ -67,7 +69,9 @@ def campaign_summary(archive, shown_dir: Path) -> str:
     status, board = archive.status(), archive.best(10)
     summary = Summary(shown_dir, status.get("state", "stopped"), status.get("reason", ""),
                       len(archive.candidates()), archive.config["evolution"]["budget"], usage.to_dict(), board,
-                      shown_dir / board[0].code_path if board else None, archive.config["llm"]["model"])
+                      shown_dir / board[0].code_path if board else None, archive.config["llm"]["model"],
+                      load_choice(archive.run_dir) if archive.config["tasks"].get("validation") else None,
+                      load_test(archive.run_dir))
     return format_summary(summary)
 
 

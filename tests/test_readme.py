@@ -159,3 +159,26 @@ def test_the_readme_recommended_numbers_are_the_protocols():
     assert f"{selection['mean']:.3f} ± {selection['se']:.3f}" in README
     assert f"{len(doc['families'])} kernel families" in README
     assert "generated_algorithms/recommended.py" in README
+
+
+def test_the_recorded_quickstart_summary_shows_the_sealed_look_of_the_run_it_read(tmp_path):
+    """The benchmark shows its run under the quickstart's own directory name; the sealed test line must come
+    from the run it read (it was looked up under the shown name, found nothing and was left out)."""
+    import importlib.util
+    import json
+
+    from generator.archive import Archive
+    from tests.run_fixture import build_run
+
+    run = build_run(tmp_path, torn_tail=False)
+    record = {"candidate": "c0005", "params": None, "tasks": ["t/X"], "repeats": 2, "seed": 1,
+              "opened": "2026-11-27 10:00:00 UTC", "score": 0.5, "se_families": None, "per_task": {"t/X": 0.5}}
+    (run / "test.json").write_text(json.dumps(record))
+    spec = importlib.util.spec_from_file_location("synth_quickstart", ROOT / "benchmarks" / "synth_quickstart.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    config = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps({**config, "evolution": {"budget": 8}}))
+    archive = Archive.open(run)
+    text = module.campaign_summary(archive, tmp_path / "results" / "quickstart")
+    assert "sealed test set (1 task(s), opened once on 2026-11-27 10:00:00 UTC): c0005 scored P 0.500" in text

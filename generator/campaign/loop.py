@@ -380,8 +380,11 @@ class Campaign:
         choice = load_choice(self.archive.run_dir) if self.cfg.tasks.validation else None
         if choice is not None and choice.winner is not None:  # the validation winner is the best candidate
             best_file = self.archive.code_file(self.archive.candidate(choice.winner))
+        from generator.campaign.sealed_test import load_test
+
         return Summary(self.archive.run_dir, state, reason, len(self.made), self.cfg.evolution.budget,
-                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model, choice)
+                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model, choice,
+                       load_test(self.archive.run_dir))
 
 
 def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | None) -> Archive:

@@ -29,6 +29,7 @@ class Summary:
     best_file: Path | None = None
     model: str = ""
     validation: object = None  # final_choice.FinalChoice when the run has validation tasks
+    sealed_test: object = None  # sealed_test.SealedTest once the run's test set was opened
 
 
 def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
@@ -69,9 +70,10 @@ def format_summary(s: Summary) -> str:
     winner = getattr(s.validation, "winner", None)
     if winner is not None:  # chosen on the validation tasks, not by the training leaderboard
         best = next((c for c in s.leaderboard if c.id == winner), None) or best
-    from generator.campaign.sealed_test import format_test, load_test
+    from generator.campaign.sealed_test import format_test
 
-    lines += format_test(load_test(s.run_dir), best.id if best is not None else None)
+    # the record comes with the summary: run_dir is the directory to show, which need not be the one read
+    lines += format_test(s.sealed_test, best.id if best is not None else None)
     if best is None:
         lines.append("best candidate: none")
     else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
