@@ -102,6 +102,8 @@ def _cmd_bench(args) -> int:
     finally:  # Ctrl-C or a crash too: show and save what finished
         if record.results:
             print(table(record.results, se=args.se), flush=True)
+            for line in _score_notes(tasks):
+                print(line, flush=True)
         record.save(complete=len(record.results) == len(specs))
     if args.record:
         from generator.guided.run import usage_line
@@ -111,6 +113,14 @@ def _cmd_bench(args) -> int:
     if failed:
         print(f"tunesmith: {', '.join(failed)} failed on some tasks (errors above)", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _score_notes(tasks) -> list[str]:
+    """A line for each task the table scores otherwise than by P: a live task with no measured cache here is
+    scored by its advantage over live random search (as `evaluate` says too)."""
+    live = [t.name for t in tasks if getattr(t, "oracle_class", None) is not None and not getattr(t, "cached", True)]
+    return [f"note: {name} is scored by its advantage over live random search of the same budget (no measured "
+            "cache), not P: 0 = as good as random search there, higher is better" for name in live]
 
 
 def _setup_crossval(p) -> None:
