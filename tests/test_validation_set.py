@@ -52,6 +52,7 @@ def test_validation_tasks_choose_the_winner_and_selection_never_sees_them(server
     status = format_status(run)
     assert "final choice on 1 validation task(s) (used only for this choice, never by selection" in status
     assert f"winner (best validation P): {choice['winner']}" in status
+    assert "weighs each kernel family once (1 family);" in status  # it said "(1 families)"
     assert Archive.open(run).status()["validation"]["winner"] == choice["winner"]
     from generator.export.exporter import choose_candidate
 

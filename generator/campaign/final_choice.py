@@ -173,7 +173,8 @@ def format_choice(choice: FinalChoice | None) -> list[str]:
         spread = f"{ranks[0]}..{ranks[-1]}" if ranks else "-"
         lines.append(f"  {f.id:6} {train} {val} {se} {spread:>18}  {'yes' if f.params else 'no'}")
     if by_family:
-        lines.append(f"  valid. P weighs each kernel family once ({len(families_of(choice.tasks))} families); ± fam. is "
+        n = len(families_of(choice.tasks))
+        lines.append(f"  valid. P weighs each kernel family once ({n} famil{'y' if n == 1 else 'ies'}); ± fam. is "
                      "its standard error over families; ranks w/o a family: best..worst rank with one left out")
     lines.append(f"winner (best validation P): {choice.winner or 'none: every finalist failed on validation'}")
     return lines
