@@ -143,10 +143,11 @@ def exit_now(code: int) -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, at_once)
         signal.signal(signal.SIGTERM, at_once)
-    else:  # the stop deadline's watchdog: exit handlers that hang must not keep the process
-        timer = threading.Timer(GRACE_S, at_once)
-        timer.daemon = True
-        timer.start()
+    # exit handlers that hang must not keep the process, on any thread: Dask's own clean-up waits up to 10 s
+    # for a cluster whose close a second Ctrl-C cut short; a temporary folder left behind is the lesser harm
+    timer = threading.Timer(GRACE_S, at_once)
+    timer.daemon = True
+    timer.start()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -237,3 +237,26 @@ def test_ctrl_c_on_a_dask_local_campaign_is_one_line_not_the_workers_tracebacks(
     assert proc.returncode == 130, (proc.returncode, err)
     assert f"to continue: tunesmith resume {run}" in err, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+HANGING_EXIT_HANDLER = """
+import atexit, time
+from generator.interrupts import exit_now
+
+atexit.register(lambda: time.sleep(60))  # as Dask's clean-up waits on a cluster whose close was cut short
+print("ready", flush=True)
+exit_now(130)
+"""
+
+
+def test_exit_handlers_that_hang_do_not_keep_a_stopped_command():
+    """After a second Ctrl-C had cut Dask's cluster close short, its exit handler waited 10 s more: the exit
+    handlers of a stop get GRACE_S on the main thread too, as they had on the watchdog's."""
+    from fault_fixtures import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_EXIT_HANDLER], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout.readline() == "ready\n"
+    seconds, _ = _stop_wait(proc)
+    assert seconds < EXIT_LIMIT_S, f"still running {seconds:.0f} s after exit_now"
+    assert proc.returncode == 130
