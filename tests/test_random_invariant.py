@@ -44,11 +44,12 @@ HUB = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in (_HUB / "cachefi
 # at the end of a run, where one rank is a large share of the shrinking (baseline - optimum) gap.
 # gemv (144 configurations, a budget of a few dozen evaluations, many within 10% of the best) is the
 # small-space case of the same thing: one rank is a quarter of the gap the score measures.
-# The small H200 spaces of issue 38's new families (92 to 772 configurations, budgets of 25 to 270 evaluations,
-# flat near their best) are more of the same.
+# The small H200 and H100 spaces of issue 38's new families (92 to 772 configurations, budgets of 25 to 270
+# evaluations, flat near their best) are more of the same.
 RANK_OFFSET_SPACES = {"stencil3d/H100": -0.157, "gemv/H100": -0.249, "attention/H200": -0.144,
                       "batched_gemm/H200": -0.106, "bitonic_sort/H200": -0.170, "fwht/H200": -0.233,
-                      "softmax/H200": -0.161}
+                      "softmax/H200": -0.161, "attention/H100": -0.112, "bitonic_sort/H100": -0.152,
+                      "fwht/H100": -0.156, "scan/H100": -0.138}
 # without the hub, one placeholder that skips with the reason (conftest's hub_dir; CI fails instead)
 HUB_PARAMS = HUB or [pytest.param(None, id="hub-absent")]
 
