@@ -8,59 +8,57 @@ made (a run is one optimizer run on one task), HPO's time, the final choice and 
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
+from generator.archive import Archive
+from generator.campaign.final_choice import load_choice
+from generator.campaign.sealed_test import load_test
+from generator.tuning.results import load_results
 
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
-
-def _candidate_runs(run: Path) -> dict:
+def _candidate_runs(archive: Archive) -> dict:
     """Candidates, and the sandbox runs that scored them: each candidate's first runs (a near-copy is never run:
     it keeps its original's score), what racing added (races.jsonl: the repeats a race took a candidate to), and
     the seconds spent writing candidates and evaluating them (summed over workers that ran at once)."""
-    rows = _jsonl(run / "candidates.jsonl")
-    ran = [c for c in rows if not c.get("duplicate_of") and c.get("fitness")]
-    first = sum(v.get("runs") or 0 for c in ran for v in (c["fitness"].get("per_task") or {}).values())
-    tasks = max((len(c["fitness"].get("per_task") or {}) for c in ran), default=0)
-    first_repeats = max((v.get("runs") or 0 for c in ran for v in (c["fitness"].get("per_task") or {}).values()),
-                        default=0)
+    rows = archive.candidates(raced=False)  # as first scored; racing's extensions are counted from races()
+    ran = [c for c in rows if not c.duplicate_of and c.fitness]
+    per_task = [v for c in ran for v in (c.fitness.get("per_task") or {}).values()]
+    tasks = max((len(c.fitness.get("per_task") or {}) for c in ran), default=0)
+    first_repeats = max((v.get("runs") or 0 for v in per_task), default=0)
     raced = {}
-    if (run / "races.jsonl").exists():
-        for race in _jsonl(run / "races.jsonl"):
-            raced[race["id"]] = max(raced.get(race["id"], 0), race["to"])
-    timing = lambda key: round(sum((c.get("timings") or {}).get(key) or 0 for c in rows), 1)  # noqa: E731
-    return {"candidates": len(rows), "near_copies_not_run": len(rows) - len(ran), "first_runs": first,
+    for race in archive.races():
+        raced[race["id"]] = max(raced.get(race["id"], 0), race["to"])
+    timing = lambda key: round(sum(c.timings.get(key) or 0 for c in rows), 1)  # noqa: E731 - one sum, two keys
+    return {"candidates": len(rows), "near_copies_not_run": len(rows) - len(ran),
+            "first_runs": sum(v.get("runs") or 0 for v in per_task),
             "racing_runs": sum((to - first_repeats) * tasks for to in raced.values()),
             "write_s": timing("llm_s"), "evaluate_s": timing("eval_s")}
 
 
 def _hpo(run: Path, train_tasks: int) -> list[dict]:
     out = []
-    for path in sorted((run / "hpo").glob("*.json")):
-        h = json.loads(path.read_text())
-        trials = h.get("trials") or {}
-        n = trials.get("complete", 0) + trials.get("pruned", 0) + trials.get("failed", 0) if isinstance(trials, dict) else 0
-        out.append({"candidate": h["candidate_id"], "trials": trials, "trial_repeats": h.get("repeats"),
-                    "report_repeats": h.get("report_repeats"), "wall_s": h.get("wall_s"), "accepted": h.get("accepted"),
-                    "trial_runs_at_most": n * h.get("repeats", 0) * train_tasks,
-                    "report_runs": 2 * h.get("report_repeats", 0) * len((h.get("train") or {}).get("tasks") or [])})
+    for h in load_results(run).values():
+        n = sum(h.trials.get(k, 0) for k in ("complete", "pruned", "failed"))
+        out.append({"candidate": h.candidate_id, "trials": h.trials, "trial_repeats": h.repeats,
+                    "report_repeats": h.report_repeats, "wall_s": h.wall_s, "accepted": h.accepted,
+                    "trial_runs_at_most": n * h.repeats * train_tasks,
+                    "report_runs": 2 * (h.report_repeats or 0) * len(h.train.tasks if h.train else [])})
     return out
 
 
 def record(run: Path) -> dict:
+    archive = Archive.open(run)
     created = json.loads((run / "run.json").read_text())["created"]
-    status = json.loads((run / "status.json").read_text())
-    train_tasks = len(json.loads((run / "config.json").read_text())["tasks"]["train"])
-    validation = json.loads((run / "validation.json").read_text()) if (run / "validation.json").exists() else None
-    test = json.loads((run / "test.json").read_text()) if (run / "test.json").exists() else None
-    final_runs = (len(validation["finalists"]) * validation["repeats"] * len(validation["tasks"])) if validation else 0
+    status = archive.status()
+    choice, test = load_choice(run), load_test(run)
+    final_runs = len(choice.finalists) * choice.repeats * len(choice.tasks) if choice else 0
     return {"run": run.name, "wall_s": round(status["updated"] - created, 1), "state": status["state"],
-            **_candidate_runs(run), "llm_usage": status.get("usage"), "hpo": _hpo(run, train_tasks),
-            "final_choice_runs": final_runs,
-            "final_choice": validation and {k: validation[k] for k in ("tasks", "repeats", "winner", "finalists")},
-            "sealed_test": test and {k: test.get(k) for k in ("candidate", "tasks", "repeats", "opened", "score",
-                                                              "se_families", "per_task")}}
+            **_candidate_runs(archive), "llm_usage": status.get("usage"),
+            "hpo": _hpo(run, len(archive.config["tasks"]["train"])), "final_choice_runs": final_runs,
+            "final_choice": choice and {k: choice.to_dict()[k] for k in ("tasks", "repeats", "winner", "finalists")},
+            "sealed_test": test and {k: asdict(test)[k] for k in ("candidate", "tasks", "repeats", "opened", "score",
+                                                                   "se_families", "per_task")}}
 
 
 def main(argv: list[str]) -> int:
