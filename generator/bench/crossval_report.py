@@ -19,7 +19,8 @@ def crossval_report(results: list[str], protocol: str | None = None, task_entrie
     estimate counts it twice and the noisier copy wins folds on its luck."""
     table = load_tables(results)
     if drop:
-        table = table.only([s for s in table.strategies if s not in set(_known(table, drop))])
+        _check_known(table, drop)
+        table = table.only([s for s in table.strategies if s not in drop])
     sealed = sealed_families(protocol)
     cv = cross_validate(table, sealed)
     doc = {"results": [str(r) for r in results], "inputs": [_input_meta(r) for r in results], "protocol": protocol,
@@ -36,13 +37,12 @@ def crossval_report(results: list[str], protocol: str | None = None, task_entrie
     return text
 
 
-def _known(table, labels: list[str]) -> list[str]:
-    """The labels, each checked against the table (a mistyped --drop would silently keep the row)."""
+def _check_known(table, labels: list[str]) -> None:
+    """Each label names a row of the table (a mistyped --drop would silently keep the row)."""
     unknown = [label for label in labels if label not in table.strategies]
     if unknown:
         raise TunesmithError(f"crossval: --drop {unknown[0]}: no such strategy in the results; "
                              "give a label as the table prints it in full (see the JSON's strategies)")
-    return list(labels)
 
 
 def _input_meta(path) -> dict:
