@@ -116,11 +116,10 @@ def _cmd_bench(args) -> int:
 
 
 def _score_notes(tasks) -> list[str]:
-    """A line for each task the table scores otherwise than by P: a live task with no measured cache here is
-    scored by its advantage over live random search (as `evaluate` says too)."""
-    live = [t.name for t in tasks if getattr(t, "oracle_class", None) is not None and not getattr(t, "cached", True)]
-    return [f"note: {name} is scored by its advantage over live random search of the same budget (no measured "
-            "cache), not P: 0 = as good as random search there, higher is better" for name in live]
+    """A line for each task the table scores otherwise than by P (as `evaluate` says too)."""
+    from generator.evaluation.live_eval import not_p_line, scored_against_random
+
+    return [not_p_line(t.name) for t in tasks if scored_against_random(t)]
 
 
 def _setup_crossval(p) -> None:

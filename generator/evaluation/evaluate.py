@@ -307,8 +307,9 @@ def format_fitness(name: str, fitness: Fitness) -> str:
     lines = [f"{'task':<{width}}  {'P' if not notes else 'score':>7}  {'std':>6}  {'fevals':>7}"]
     for t, tf in fitness.per_task.items():
         lines.append(f"{t:<{width}}  {tf.score:7.3f}  {tf.std:6.3f}  {tf.fevals:7.0f}")
-    lines += [f"note: {t} is scored by its {note}, not P: 0 = as good as random search there, higher is better"
-              for t, note in notes.items()]
+    from generator.evaluation.live_eval import not_p_line
+
+    lines += [not_p_line(t, note) for t, note in notes.items()]
     held = fitness.metadata.get("protections", {}).get("held", {})
     lines.append(f"{name}: mean {'P' if not notes else 'score'} = {fitness.score:.3f} "
                  f"({fitness.metadata.get('repeats')} repeats, "

@@ -117,6 +117,20 @@ def random_search_curves(task: LiveTask, budget: Budget, repeats: int, seed: int
     return out
 
 
+RANDOM_BASIS_NOTE = "advantage over live random search of the same budget (no measured cache)"
+
+
+def scored_against_random(task) -> bool:
+    """Whether a task's score is the advantage over live random search rather than P: a live task with no
+    measured cache for this device (score_live)."""
+    return getattr(task, "oracle_class", None) is not None and not getattr(task, "cached", True)
+
+
+def not_p_line(task_name: str, note: str = RANDOM_BASIS_NOTE) -> str:
+    """The line under a table that says a task's number is not P (evaluate and bench print it alike)."""
+    return f"note: {task_name} is scored by its {note}, not P: 0 = as good as random search there, higher is better"
+
+
 def score_live(task: LiveTask, traces: list, seed: int = 0) -> TaskScore:
     """A live task's score: P against its measured cache, or else the advantage over live random search
     (same budget, same run seeds) computed from the live-measured values the traces carry."""
@@ -126,7 +140,7 @@ def score_live(task: LiveTask, traces: list, seed: int = 0) -> TaskScore:
     baselines = random_search_curves(task, budget_for(task), len(traces), seed)
     per = [advantage(best_curve(_live_values(t), sign), b) for t, b in zip(traces, baselines)]
     return TaskScore(float(np.mean(per)), float(np.std(per)), tuple(per),
-                     note="advantage over live random search of the same budget (no measured cache)")
+                     note=RANDOM_BASIS_NOTE)
 
 
 def _live_values(trace) -> np.ndarray:
