@@ -249,8 +249,9 @@ def _cmd_export(args) -> int:
 
     exported = export_run(args.run_dir, args.name, args.id, args.out, overwrite=args.force)
     print(f"exported {exported.candidate_id} -> {exported.module}")
-    if import_note(exported.module):  # a checkout here hides the installed package it went to
-        print(import_note(exported.module))
+    note = import_note(exported.module)
+    if note:  # a checkout here hides the installed package it went to
+        print(note)
     print(f"report:  {exported.report}")
     print(f"tuned values: {exported.tuned_values or 'defaults kept'}" if exported.tuned else
           f"not tuned (no HPO result; `tunesmith hpo {args.run_dir} --id {exported.candidate_id}` tunes it)")
