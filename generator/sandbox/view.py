@@ -40,13 +40,14 @@ from importlib import metadata
 
 from generator.sandbox.isolation import CLONE_NEWNS, CLONE_NEWUSER, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, \
     _map_user_ns, check_call, libc, mount
+from generator.sandbox.optimizer_source import ALLOWED_IMPORTS
 
-# What a candidate may import beside the standard library: numpy, scipy and Kernel Tuner (a strategy's
-# `kernel_tuner.util` and `strategies.common`), with the distributions Kernel Tuner imports when loaded.
-# Kernel Tuner's optional requirements (pandas, scikit-learn, pymoo) are left out: 0.3 GB more per host.
-CANDIDATE_DISTRIBUTIONS = ("numpy", "scipy", "kernel_tuner", "python-constraint2", "jsonschema",
-                           "jsonschema-specifications", "referencing", "rpds-py", "attrs", "xmltodict",
-                           "packaging", "typing_extensions")
+# What a candidate may import beside the standard library (ALLOWED_IMPORTS: numpy, scipy and Kernel Tuner, a
+# strategy's `kernel_tuner.util` and `strategies.common`; their distributions have the same names), with the
+# distributions Kernel Tuner imports when loaded. Kernel Tuner's optional requirements (pandas, scikit-learn,
+# pymoo) are left out: 0.3 GB more per host.
+CANDIDATE_DISTRIBUTIONS = (*sorted(ALLOWED_IMPORTS), "python-constraint2", "jsonschema", "jsonschema-specifications",
+                           "referencing", "rpds-py", "attrs", "xmltodict", "packaging", "typing_extensions")
 PROJECT_DISTRIBUTION = "tunesmith"
 STDLIB_LEFT_OUT = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages",
                    "dist-packages", "config-", "_tkinter")  # _tkinter's extension alone loads Tk and X11
