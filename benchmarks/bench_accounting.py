@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from generator.bench import kt_simulation, runner  # noqa: E402
 from generator.bench.bench import run_seed  # noqa: E402
 from generator.scoring.score import Trace, budget_for, score_traces  # noqa: E402
-from generator.tasks.space import SearchSpace  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
+from generator.tasks.space import SearchSpace  # noqa: E402
 
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 KINDS = ("simulated", "package", "revisit runtimes only", "real time only")
@@ -51,8 +51,10 @@ def variants(task, space, results) -> dict[str, Trace]:
             out[kind][1].append(sec)
         if row not in seen:
             seen.add(row)
-            for kind, sec in (("simulated", task.key.eval_seconds[row]),
-                              ("real time only", task.key.eval_seconds[row] + real / 1000)):
+            for kind, sec in (
+                ("simulated", task.key.eval_seconds[row]),
+                ("real time only", task.key.eval_seconds[row] + real / 1000),
+            ):
                 out[kind][0].append(row)
                 out[kind][1].append(sec)
     return {k: Trace(np.array(v[0], dtype=np.int64), np.array(v[1]), len(results)) for k, v in out.items()}
@@ -91,8 +93,10 @@ def main() -> None:
         done = pool.map(job, jobs, chunksize=5)
     report = {}
     for kind in KINDS:
-        per = {t.name: score_traces(t, [Trace.from_dict(d[kind]) for ti, d in done if ti == i]).score
-               for i, t in enumerate(TASKS)}
+        per = {
+            t.name: score_traces(t, [Trace.from_dict(d[kind]) for ti, d in done if ti == i]).score
+            for i, t in enumerate(TASKS)
+        }
         report[kind] = {"score": float(np.mean(list(per.values()))), "per_task": per}
         print(f"{kind:24s} P = {report[kind]['score']:.3f}  " + "  ".join(f"{v:.3f}" for v in per.values()))
     if args.json:

@@ -64,11 +64,18 @@ class RecordedLLM:
             self.in_flight -= 1
             self.served += 1
         text = ex.reply if ex else "I have no recorded reply for this candidate."
-        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", "recorded"),
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": ex.prompt_tokens if ex else 0, "completion_tokens": ex.completion_tokens if ex else 0,
-                          "total_tokens": (ex.prompt_tokens + ex.completion_tokens) if ex else 0}}
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "recorded"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {
+                "prompt_tokens": ex.prompt_tokens if ex else 0,
+                "completion_tokens": ex.completion_tokens if ex else 0,
+                "total_tokens": (ex.prompt_tokens + ex.completion_tokens) if ex else 0,
+            },
+        }
 
 
 def serve(llm: RecordedLLM) -> ThreadingHTTPServer:
@@ -93,10 +100,11 @@ def serve(llm: RecordedLLM) -> ThreadingHTTPServer:
     return httpd
 
 
-def campaign_file(base: Path, out: Path, name: str, model: str, api_base: str | None, concurrency: int,
-                  delay: float) -> Path:
+def campaign_file(
+    base: Path, out: Path, name: str, model: str, api_base: str | None, concurrency: int, delay: float
+) -> Path:
     text = base.read_text()
-    text = re.sub(r'^model\s*=.*$', f'model = "{model}"', text, count=1, flags=re.M)
+    text = re.sub(r"^model\s*=.*$", f'model = "{model}"', text, count=1, flags=re.M)
     extra = f"concurrency = {concurrency}\ntimeout = {max(120.0, 3 * delay)}\n"
     if api_base:
         extra += f'api_base = "{api_base}"\n'
@@ -109,16 +117,34 @@ def campaign_file(base: Path, out: Path, name: str, model: str, api_base: str | 
 def run(config: Path, run_dir: Path, budget: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": KEY}
     start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "generator.cli", "run", str(config), "--run-dir", str(run_dir),
-                    "--budget", str(budget), "--no-progress"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator.cli",
+            "run",
+            str(config),
+            "--run-dir",
+            str(run_dir),
+            "--budget",
+            str(budget),
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.monotonic() - start
 
 
 def digest(run_dir: Path) -> list:
     from generator.archive import Archive
 
-    return [(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, c.duplicate_of, (c.error or {}).get("kind"))
-            for c in Archive.open(run_dir).candidates()]
+    return [
+        (c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, c.duplicate_of, (c.error or {}).get("kind"))
+        for c in Archive.open(run_dir).candidates()
+    ]
 
 
 def main() -> int:
@@ -146,8 +172,15 @@ def main() -> int:
     llm = RecordedLLM(recorded, seed, args.delay)
     httpd = serve(llm)
     api_base = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    results = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores (shared)",
-               "config": str(base), "budget": args.budget, "delay_s": args.delay, "replies": str(recorded), "runs": []}
+    results = {
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores (shared)",
+        "config": str(base),
+        "budget": args.budget,
+        "delay_s": args.delay,
+        "replies": str(recorded),
+        "runs": [],
+    }
     first = None
     try:
         for n in args.concurrency:
@@ -160,14 +193,23 @@ def main() -> int:
             else:
                 llm.most = 0
                 served = llm.served
-                wall = run(campaign_file(base, out, f"concurrency{n}", "openai/recorded", api_base, n, args.delay),
-                           run_dir, args.budget)
+                wall = run(
+                    campaign_file(base, out, f"concurrency{n}", "openai/recorded", api_base, n, args.delay),
+                    run_dir,
+                    args.budget,
+                )
                 requests, most = llm.served - served, llm.most
             d = digest(run_dir)
             first = first or (wall, d)
-            row = {"concurrency": n, "wall_s": round(wall, 1), "speedup": round(first[0] / wall, 2),
-                   "requests": requests, "most_in_flight": most, "candidates": len(d),
-                   "same_archive": d == first[1]}
+            row = {
+                "concurrency": n,
+                "wall_s": round(wall, 1),
+                "speedup": round(first[0] / wall, 2),
+                "requests": requests,
+                "most_in_flight": most,
+                "candidates": len(d),
+                "same_archive": d == first[1],
+            }
             done.write_text(json.dumps(row) + "\n")
             results["runs"].append(row)
             print(json.dumps(row), flush=True)

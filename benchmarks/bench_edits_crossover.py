@@ -30,8 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-ARMS = {"full": {}, "diff": {"edit": "diff"}, "crossover": {"crossover": 0.3},
-        "diff+crossover": {"edit": "diff", "crossover": 0.3}}
+ARMS = {
+    "full": {},
+    "diff": {"edit": "diff"},
+    "crossover": {"crossover": 0.3},
+    "diff+crossover": {"edit": "diff", "crossover": 0.3},
+}
 
 
 def write_config(base: Path, arm: str, seed: int, repeats: int, out: Path) -> Path:
@@ -43,8 +47,13 @@ def write_config(base: Path, arm: str, seed: int, repeats: int, out: Path) -> Pa
     if "edit" in opts:
         text = re.sub(r"^\[evolution\]\s*$", f'[evolution]\nedit = "{opts["edit"]}"', text, count=1, flags=re.M)
     if "crossover" in opts:
-        text = re.sub(r"^\[evolution\.operators\]\s*$", f"[evolution.operators]\ncrossover = {opts['crossover']}",
-                      text, count=1, flags=re.M)
+        text = re.sub(
+            r"^\[evolution\.operators\]\s*$",
+            f"[evolution.operators]\ncrossover = {opts['crossover']}",
+            text,
+            count=1,
+            flags=re.M,
+        )
     path = out / f"{arm.replace('+', '_')}-{seed}.toml"
     path.write_text(text)
     return path
@@ -62,12 +71,18 @@ def measure(run_dir: Path) -> dict:
     asked = [c.edit for c in cands if c.edit]
     with_blocks = [e for e in asked if e.get("blocks")]
     best = max((c.score for c in cands if c.ok), default=None)
-    return {"best_p": best, "candidates": len(cands), "failed": sum(1 for c in cands if c.error),
-            "duplicates": sum(1 for c in cands if c.duplicate_of),
-            "crossovers": sum(1 for c in cands if c.operator == "crossover"),
-            "diffs_asked": len(asked), "diffs_with_blocks": len(with_blocks),
-            "diffs_applied": sum(1 for e in with_blocks if e.get("applied")),
-            "refines": len(refine), "completion_tokens_per_refine": tokens / len(refine) if refine else None}
+    return {
+        "best_p": best,
+        "candidates": len(cands),
+        "failed": sum(1 for c in cands if c.error),
+        "duplicates": sum(1 for c in cands if c.duplicate_of),
+        "crossovers": sum(1 for c in cands if c.operator == "crossover"),
+        "diffs_asked": len(asked),
+        "diffs_with_blocks": len(with_blocks),
+        "diffs_applied": sum(1 for e in with_blocks if e.get("applied")),
+        "refines": len(refine),
+        "completion_tokens_per_refine": tokens / len(refine) if refine else None,
+    }
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -102,19 +117,33 @@ def main(argv=None) -> int:
             rows[arm].append(row)
             print(f"{arm:15} seed {seed}: {json.dumps(row)}", file=sys.stderr)
     print(f"\n{args.budget} candidates per run, seeds {args.seeds}, repeats {args.repeats}, {Path(args.config).name}")
-    print(f"{'arm':15} {'winner P':>16} {'failed':>7} {'dupes':>6} {'x-overs':>7} {'diffs applied':>14} "
-          f"{'tokens/refine':>13}")
+    print(
+        f"{'arm':15} {'winner P':>16} {'failed':>7} {'dupes':>6} {'x-overs':>7} {'diffs applied':>14} "
+        f"{'tokens/refine':>13}"
+    )
     for arm, runs in rows.items():
         p, se = mean_se([r["best_p"] for r in runs if r["best_p"] is not None])
         blocks = sum(r["diffs_with_blocks"] for r in runs)
         applied = f"{sum(r['diffs_applied'] for r in runs)}/{blocks}" if blocks else "-"
         tok = [r["completion_tokens_per_refine"] for r in runs if r["completion_tokens_per_refine"] is not None]
-        print(f"{arm:15} {p:>9.3f} ± {se:<5.3f} {statistics.fmean(r['failed'] for r in runs):>7.1f} "
-              f"{statistics.fmean(r['duplicates'] for r in runs):>6.1f} {statistics.fmean(r['crossovers'] for r in runs):>7.1f} "
-              f"{applied:>14} {statistics.fmean(tok) if tok else float('nan'):>13.0f}")
+        print(
+            f"{arm:15} {p:>9.3f} ± {se:<5.3f} {statistics.fmean(r['failed'] for r in runs):>7.1f} "
+            f"{statistics.fmean(r['duplicates'] for r in runs):>6.1f} {statistics.fmean(r['crossovers'] for r in runs):>7.1f} "
+            f"{applied:>14} {statistics.fmean(tok) if tok else float('nan'):>13.0f}"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps({"budget": args.budget, "seeds": args.seeds, "repeats": args.repeats,
-                                               "config": Path(args.config).name, "runs": rows}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "budget": args.budget,
+                    "seeds": args.seeds,
+                    "repeats": args.repeats,
+                    "config": Path(args.config).name,
+                    "runs": rows,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -28,16 +28,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.bench.bench import run_seed  # noqa: E402
-from generator.guided.run import prepare_specs  # noqa: E402
 from generator.bench.runner import parse_strategy, run_once  # noqa: E402
+from generator.guided.run import prepare_specs  # noqa: E402
 from generator.scoring.score import budget_for, score_traces  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
 
 GENERATED = "benchmarks/strategies/quickstart_c0008.py"
-DEFAULT = ",".join([
-    "random_sample", "llm_guided", "llm_guided:patience=1000:max_rounds=1000:show_evaluated=1000", GENERATED,
-    f"llm_guided+{GENERATED}", f"llm_guided:seed_rounds=3+{GENERATED}",
-    "genetic_algorithm", "llm_guided+genetic_algorithm", "llm_guided:seed_rounds=3+genetic_algorithm"])
+DEFAULT = ",".join(
+    [
+        "random_sample",
+        "llm_guided",
+        "llm_guided:patience=1000:max_rounds=1000:show_evaluated=1000",
+        GENERATED,
+        f"llm_guided+{GENERATED}",
+        f"llm_guided:seed_rounds=3+{GENERATED}",
+        "genetic_algorithm",
+        "llm_guided+genetic_algorithm",
+        "llm_guided:seed_rounds=3+genetic_algorithm",
+    ]
+)
 
 _TASKS: list = []
 
@@ -61,7 +70,9 @@ def share_of_optimum(task, rows) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hub", default=os.environ.get("TUNESMITH_BENCHMARK_HUB", str(ROOT.parent / "shared/data/benchmark_hub")))
+    ap.add_argument(
+        "--hub", default=os.environ.get("TUNESMITH_BENCHMARK_HUB", str(ROOT.parent / "shared/data/benchmark_hub"))
+    )
     ap.add_argument("--tasks", default="convolution_milo/A100,dedispersion_milo/A100")
     ap.add_argument("--strategies", default=DEFAULT)
     ap.add_argument("--repeats", type=int, default=30)
@@ -89,8 +100,11 @@ def main() -> None:
         for ti, task in enumerate(_TASKS):
             trs = [traces[(s.label, ti)][r] for r in range(args.repeats)]
             score = score_traces(task, trs).score
-            per[task.name] = {"score": score, "evals": float(np.mean([t.rows.size for t in trs])),
-                              "share_of_optimum": float(np.mean([share_of_optimum(task, t.rows) for t in trs]))}
+            per[task.name] = {
+                "score": score,
+                "evals": float(np.mean([t.rows.size for t in trs])),
+                "share_of_optimum": float(np.mean([share_of_optimum(task, t.rows) for t in trs])),
+            }
         mean = float(np.mean([p["score"] for p in per.values()]))
         doc[s.label] = {"score": mean, "per_task": per, "cpu_s_per_run": wall[s.label] / len(_TASKS) / args.repeats}
         cells = [f"{p['score']:.3f} / {p['evals']:.0f} / {p['share_of_optimum']:.3f}" for p in per.values()]
@@ -101,8 +115,13 @@ def main() -> None:
     print("\n".join(rows))
     print(f"\n{args.repeats} repeats, seed {args.seed}, {args.workers} workers")
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"results": doc, "repeats": args.repeats, "seed": args.seed,
-                                                   "tasks": [t.name for t in _TASKS]}, indent=1) + "\n")
+        Path(args.json_out).write_text(
+            json.dumps(
+                {"results": doc, "repeats": args.repeats, "seed": args.seed, "tasks": [t.name for t in _TASKS]},
+                indent=1,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

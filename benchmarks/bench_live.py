@@ -52,8 +52,9 @@ class _TargetRunner:
                     raise StopCriterionReached("target reached" if self.hit else "max_fevals reached")
                 result = self.runner.run([tuple(config)], tuning_options)[0]
                 self.seen[key] = result
-                self.log.append({"config": key, "live": result.get(tuning_options.objective[0]),
-                                 "cached": self.cached.get(key)})
+                self.log.append(
+                    {"config": key, "live": result.get(tuning_options.objective[0]), "cached": self.cached.get(key)}
+                )
                 if key in self.targets:
                     self.hit = len(self.log)
             out.append(self.seen[key])
@@ -82,10 +83,19 @@ class _Measure:
             t0 = time.monotonic()
             make_strategy().tune(searchspace, proxy, tuning_options)
             best = min((e["cached"] for e in proxy.log if e["cached"] is not None), default=None)
-            run = {"optimizer": name, "seed": seed, "fevals_to_target": proxy.hit, "evaluations": len(proxy.log),
-                   "best_cached": best, "wall_s": round(time.monotonic() - t0, 1)}
-            print(f"  {name:>22} seed {seed}: within 5% after {proxy.hit} evaluations "
-                  f"({len(proxy.log)} measured, {run['wall_s']} s)", flush=True)
+            run = {
+                "optimizer": name,
+                "seed": seed,
+                "fevals_to_target": proxy.hit,
+                "evaluations": len(proxy.log),
+                "best_cached": best,
+                "wall_s": round(time.monotonic() - t0, 1),
+            }
+            print(
+                f"  {name:>22} seed {seed}: within 5% after {proxy.hit} evaluations "
+                f"({len(proxy.log)} measured, {run['wall_s']} s)",
+                flush=True,
+            )
             self.runs.append(run)
         return []
 
@@ -94,8 +104,11 @@ def load_optimizer(path: Path):
     """The optimizer class of a generated module (the one class with __call__(func, searchspace))."""
     namespace: dict = {"__name__": "tunesmith_generated"}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
-    classes = [v for v in namespace.values() if isinstance(v, type) and "__call__" in vars(v)
-               and v.__module__ == namespace.get("__name__")]
+    classes = [
+        v
+        for v in namespace.values()
+        if isinstance(v, type) and "__call__" in vars(v) and v.__module__ == namespace.get("__name__")
+    ]
     if not classes:
         raise SystemExit(f"{path}: no optimizer class with __call__ found")
     return classes[-1]
@@ -135,29 +148,48 @@ def measure_problem(name: str, optimizer_cls, repeats: int, max_fevals: int, dea
     measure = _Measure(plans, targets, cached, max_fevals, deadline)
     arguments = problem.make_arguments()
     answer = problem.answer(arguments)
-    print(f"{name}/{gpu}: optimum {optimum:.4f} ms, {len(targets)} of {len(values)} configurations within 5%",
-          flush=True)
+    print(
+        f"{name}/{gpu}: optimum {optimum:.4f} ms, {len(targets)} of {len(values)} configurations within 5%", flush=True
+    )
     kernel_tuner.tune_kernel(arguments=arguments, answer=answer, strategy=measure, quiet=True, **problem.tune_kwargs())
     summary = {}
     for opt in ("genetic_algorithm", optimizer_cls.__name__):
         runs = [r for r in measure.runs if r["optimizer"] == opt]
-        summary[opt] = {"median_fevals_to_5pct": median_fevals(runs, max_fevals), "runs": len(runs),
-                        "reached": sum(r["fevals_to_target"] is not None for r in runs)}
-    return {"problem": name, "gpu": gpu, "optimum": optimum, "n_valid": len(values), "n_within_5pct": len(targets),
-            "max_fevals": max_fevals, "summary": summary, "runs": measure.runs}
+        summary[opt] = {
+            "median_fevals_to_5pct": median_fevals(runs, max_fevals),
+            "runs": len(runs),
+            "reached": sum(r["fevals_to_target"] is not None for r in runs),
+        }
+    return {
+        "problem": name,
+        "gpu": gpu,
+        "optimum": optimum,
+        "n_valid": len(values),
+        "n_within_5pct": len(targets),
+        "max_fevals": max_fevals,
+        "summary": summary,
+        "runs": measure.runs,
+    }
 
 
 def sandbox_demo(path: Path, name: str, repeats: int, max_fevals: int) -> dict:
     """The generated optimizer through the sandbox on a live task, scored with P against the cache."""
-    from generator.live.tasks import load_live_task
     from generator.evaluation.live_eval import evaluate_live
+    from generator.live.tasks import load_live_task
 
     task = load_live_task(ROOT / "problems" / name / "problem.toml")
     result = evaluate_live(path.read_text(), task, repeats=repeats, max_fevals=max_fevals, timeout_s=300)
     print("sandbox:", result.summary(), flush=True)
-    return {"task": task.name, "score": result.score, "basis": result.basis, "per_repeat": result.per_repeat,
-            "best": result.best, "fevals": result.fevals, "wall_s": round(result.wall_s, 1),
-            "error": None if result.error is None else f"{result.error.kind}: {result.error.message}"}
+    return {
+        "task": task.name,
+        "score": result.score,
+        "basis": result.basis,
+        "per_repeat": result.per_repeat,
+        "best": result.best,
+        "fevals": result.fevals,
+        "wall_s": round(result.wall_s, 1),
+        "error": None if result.error is None else f"{result.error.kind}: {result.error.message}",
+    }
 
 
 def main(argv=None) -> int:
@@ -165,7 +197,9 @@ def main(argv=None) -> int:
     ap.add_argument("optimizer", type=Path, help="generated optimizer module (one class)")
     ap.add_argument("--problems", nargs="+", default=["conv2d", "dedisp"])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--max-fevals", type=int, nargs="+", default=[300], help="cap per run (one value, or one per problem)")
+    ap.add_argument(
+        "--max-fevals", type=int, nargs="+", default=[300], help="cap per run (one value, or one per problem)"
+    )
     ap.add_argument("--time-limit", type=float, default=480, help="seconds for all runs; later runs are skipped")
     ap.add_argument("--sandbox-demo", default=None, help="problem for a sandboxed live evaluation afterwards")
     ap.add_argument("--out", type=Path, default=None)
@@ -173,8 +207,13 @@ def main(argv=None) -> int:
     deadline = time.monotonic() + args.time_limit
     optimizer_cls = load_optimizer(args.optimizer)
     caps = args.max_fevals * len(args.problems) if len(args.max_fevals) == 1 else args.max_fevals
-    report = {"optimizer": str(args.optimizer), "class": optimizer_cls.__name__, "repeats": args.repeats,
-              "date": time.strftime("%Y-%m-%d"), "problems": []}
+    report = {
+        "optimizer": str(args.optimizer),
+        "class": optimizer_cls.__name__,
+        "repeats": args.repeats,
+        "date": time.strftime("%Y-%m-%d"),
+        "problems": [],
+    }
     for name, cap in zip(args.problems, caps):
         report["problems"].append(measure_problem(name, optimizer_cls, args.repeats, cap, deadline))
         if args.out:
@@ -187,8 +226,10 @@ def main(argv=None) -> int:
             print("sandbox demo failed:", report["sandbox_demo"]["error"], flush=True)
     for p in report["problems"]:
         for opt, s in p["summary"].items():
-            print(f"{p['problem']}/{p['gpu']} {opt}: median evaluations to within 5% = {s['median_fevals_to_5pct']} "
-                  f"({s['reached']}/{s['runs']} runs reached it, cap {p['max_fevals']})")
+            print(
+                f"{p['problem']}/{p['gpu']} {opt}: median evaluations to within 5% = {s['median_fevals_to_5pct']} "
+                f"({s['reached']}/{s['runs']} runs reached it, cap {p['max_fevals']})"
+            )
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))
     return 0

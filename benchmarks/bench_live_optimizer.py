@@ -20,16 +20,26 @@ class SpreadVariableNeighbourhoodKnnAnnealingJumpingRestartSearch:
     """Single-point local search with Latin-hypercube-like spread initial sample, adjacent-then-Hamming neighbours, k-nearest-neighbour screening of moves, simulated-annealing acceptance, random jumps, random restarts on stagnation."""
 
     hyperparameters = {
-        'init_size': {'type': 'int', 'low': 1, 'high': 64, 'default': 9},
-        'knn_k': {'type': 'int', 'low': 1, 'high': 10, 'default': 3},
-        'explore_rate': {'type': 'float', 'low': 0.0, 'high': 0.5, 'default': 0.1},
-        'start_temperature': {'type': 'log', 'low': 0.001, 'high': 1.0, 'default': 0.1},
-        'jump_rate': {'type': 'float', 'low': 0.01, 'high': 0.5, 'default': 0.05},
-        'patience': {'type': 'int', 'low': 3, 'high': 200, 'default': 31},
-        'restart_sample': {'type': 'int', 'low': 1, 'high': 16, 'default': 3},
+        "init_size": {"type": "int", "low": 1, "high": 64, "default": 9},
+        "knn_k": {"type": "int", "low": 1, "high": 10, "default": 3},
+        "explore_rate": {"type": "float", "low": 0.0, "high": 0.5, "default": 0.1},
+        "start_temperature": {"type": "log", "low": 0.001, "high": 1.0, "default": 0.1},
+        "jump_rate": {"type": "float", "low": 0.01, "high": 0.5, "default": 0.05},
+        "patience": {"type": "int", "low": 3, "high": 200, "default": 31},
+        "restart_sample": {"type": "int", "low": 1, "high": 16, "default": 3},
     }
 
-    def __init__(self, budget=5000, init_size=9, knn_k=3, explore_rate=0.1, start_temperature=0.1, jump_rate=0.05, patience=31, restart_sample=3):
+    def __init__(
+        self,
+        budget=5000,
+        init_size=9,
+        knn_k=3,
+        explore_rate=0.1,
+        start_temperature=0.1,
+        jump_rate=0.05,
+        patience=31,
+        restart_sample=3,
+    ):
         self.budget = int(budget)  # most unique evaluations, as in Kernel Tuner's custom strategies
         self.init_size = int(init_size)
         self.knn_k = int(knn_k)

@@ -40,9 +40,12 @@ def rss_mb(pid: int) -> float:
 
 def stream(api_base: str, alias: str, messages: list[dict], max_tokens: int) -> dict:
     """One streaming request: seconds to the first token and in all, and the text."""
-    body = json.dumps({"model": alias, "messages": messages, "max_tokens": max_tokens, "temperature": 0.7,
-                       "stream": True}).encode()
-    req = urllib.request.Request(f"{api_base}/chat/completions", data=body, headers={"Content-Type": "application/json"})
+    body = json.dumps(
+        {"model": alias, "messages": messages, "max_tokens": max_tokens, "temperature": 0.7, "stream": True}
+    ).encode()
+    req = urllib.request.Request(
+        f"{api_base}/chat/completions", data=body, headers={"Content-Type": "application/json"}
+    )
     start, first, pieces = time.monotonic(), None, []
     with urllib.request.urlopen(req, timeout=3600) as r:
         for raw in r:
@@ -54,14 +57,20 @@ def stream(api_base: str, alias: str, messages: list[dict], max_tokens: int) -> 
                 first = first or time.monotonic()
                 pieces.append(delta["content"])
     end = time.monotonic()
-    return {"ttft_s": round(first - start, 2) if first else None, "total_s": round(end - start, 2), "text": "".join(pieces)}
+    return {
+        "ttft_s": round(first - start, 2) if first else None,
+        "total_s": round(end - start, 2),
+        "text": "".join(pieces),
+    }
 
 
 def server_timings(log_text: str) -> dict:
     """llama.cpp's own counts from the last request in its log (prompt eval and generation)."""
     out = {}
-    for key, pat in (("prompt", r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens"),
-                     ("gen", r"\beval time =\s*([\d.]+) ms /\s*(\d+) runs")):
+    for key, pat in (
+        ("prompt", r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens"),
+        ("gen", r"\beval time =\s*([\d.]+) ms /\s*(\d+) runs"),
+    ):
         found = re.findall(pat, log_text)
         if found:
             ms, n = float(found[-1][0]), int(found[-1][1])
@@ -91,22 +100,32 @@ def bench_model(model_id: str, prompts: dict, max_tokens: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=["local/smollm2-135m", "local/qwen2.5-coder-0.5b",
-                                                    "local/qwen2.5-coder-1.5b"])
+    ap.add_argument(
+        "--models", nargs="+", default=["local/smollm2-135m", "local/qwen2.5-coder-0.5b", "local/qwen2.5-coder-1.5b"]
+    )
     ap.add_argument("--config", default="campaigns/quickstart.toml", help="campaign whose prompts are sent")
     ap.add_argument("--max-tokens", type=int, default=600)
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args()
     prompts = {op: render_prompt(ROOT / args.config, op) for op in OPERATORS}  # what `tunesmith prompt` shows
-    results = {"date": time.strftime("%Y-%m-%d %H:%M"), "cores": os.cpu_count(), "config": args.config,
-               "max_tokens": args.max_tokens, "models": [bench_model(m, prompts, args.max_tokens) for m in args.models]}
-    print("\n| model | ready (s) | operator | prompt tokens | TTFT (s) | prompt tok/s | generated | gen tok/s | RSS (MB) | load |")
+    results = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cores": os.cpu_count(),
+        "config": args.config,
+        "max_tokens": args.max_tokens,
+        "models": [bench_model(m, prompts, args.max_tokens) for m in args.models],
+    }
+    print(
+        "\n| model | ready (s) | operator | prompt tokens | TTFT (s) | prompt tok/s | generated | gen tok/s | RSS (MB) | load |"
+    )
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for m in results["models"]:
         for r in m["requests"]:
-            print(f"| {m['model']} | {m['ready_s']} | {r['operator']} | {r.get('prompt_tokens', '?')} | {r['ttft_s']} | "
-                  f"{r.get('prompt_tok_s', '?')} | {r.get('gen_tokens', '?')} | {r.get('gen_tok_s', '?')} | "
-                  f"{r['rss_mb']} | {r['load_1min']} |")
+            print(
+                f"| {m['model']} | {m['ready_s']} | {r['operator']} | {r.get('prompt_tokens', '?')} | {r['ttft_s']} | "
+                f"{r.get('prompt_tok_s', '?')} | {r.get('gen_tokens', '?')} | {r.get('gen_tok_s', '?')} | "
+                f"{r['rss_mb']} | {r['load_1min']} |"
+            )
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(results, indent=1))

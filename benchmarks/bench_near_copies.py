@@ -50,8 +50,24 @@ def write_config(base: Path, mode: str, out: Path, repeats: int, workers: int) -
 def run(config: Path, run_dir: Path, budget: int) -> float:
     start = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "generator.cli", "run", str(config), "--run-dir", str(run_dir),
-                    "--budget", str(budget), "--no-progress"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator.cli",
+            "run",
+            str(config),
+            "--run-dir",
+            str(run_dir),
+            "--budget",
+            str(budget),
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.monotonic() - start
 
 
@@ -81,10 +97,17 @@ def counterfactual(run_dir: Path, threshold: float) -> dict:
         if found.id is not None and found.similarity > threshold:
             near.append(c.id)
         index.add(c.id, shape)
-    return {"run_dir": str(run_dir), "evaluated": evaluated, "eval_s": round(total, 1),
-            "copies_not_evaluated": len(copies), "copy_ids": copies, "eval_s_saved": round(saved, 1),
-            "share_saved": round(saved / total, 3) if total else 0.0, "would_reask": len(near),
-            "similarity_quartiles": _quartiles(sims)}
+    return {
+        "run_dir": str(run_dir),
+        "evaluated": evaluated,
+        "eval_s": round(total, 1),
+        "copies_not_evaluated": len(copies),
+        "copy_ids": copies,
+        "eval_s_saved": round(saved, 1),
+        "share_saved": round(saved / total, 3) if total else 0.0,
+        "would_reask": len(near),
+        "similarity_quartiles": _quartiles(sims),
+    }
 
 
 def _quartiles(values: list[float]) -> list[float]:
@@ -101,11 +124,15 @@ def run_summary(run_dir: Path, wall_s: float | None) -> dict:
     cands = Archive.open(run_dir).candidates()
     evaluated = [c for c in cands if "eval_s" in c.timings and not c.duplicate_of]
     best = Archive.open(run_dir).best(1)
-    return {"wall_s": round(wall_s, 1) if wall_s else None, "candidates": len(cands),
-            "evaluated": len(evaluated), "eval_s": round(sum(c.timings["eval_s"] for c in evaluated), 1),
-            "duplicates": sum(1 for c in cands if c.duplicate_of),
-            "reasked": sum(1 for c in cands if (c.novelty or {}).get("reasked")),
-            "best": {"id": best[0].id, "score": round(best[0].score, 3)} if best else None}
+    return {
+        "wall_s": round(wall_s, 1) if wall_s else None,
+        "candidates": len(cands),
+        "evaluated": len(evaluated),
+        "eval_s": round(sum(c.timings["eval_s"] for c in evaluated), 1),
+        "duplicates": sum(1 for c in cands if c.duplicate_of),
+        "reasked": sum(1 for c in cands if (c.novelty or {}).get("reasked")),
+        "best": {"id": best[0].id, "score": round(best[0].score, 3)} if best else None,
+    }
 
 
 def main() -> int:
@@ -124,9 +151,15 @@ def main() -> int:
     threshold = NoveltyConfig().max_similarity
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {_cores()} cores (shared)",
-               "budget": args.budget, "repeats": args.repeats, "workers": args.workers, "threshold": threshold,
-               "runs": {}}
+    results = {
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {_cores()} cores (shared)",
+        "budget": args.budget,
+        "repeats": args.repeats,
+        "workers": args.workers,
+        "threshold": threshold,
+        "runs": {},
+    }
     for mode in MODES:
         run_dir = out / mode
         wall = None
@@ -139,14 +172,18 @@ def main() -> int:
     results["counterfactual"] = [counterfactual(out / "off", threshold)]
     results["counterfactual"] += [counterfactual(Path(r), threshold) for r in args.replies]
     for cf in results["counterfactual"]:
-        print(f"{cf['run_dir']}: {cf['copies_not_evaluated']} of {cf['evaluated']} evaluated candidates were copies "
-              f"of earlier code up to names and constants: {cf['eval_s_saved']} s of {cf['eval_s']} s evaluation "
-              f"({100 * cf['share_saved']:.1f}%) saved; {cf['would_reask']} more would be asked again "
-              f"(similarity > {threshold}); nearest-similarity quartiles/p90 {cf['similarity_quartiles']}")
+        print(
+            f"{cf['run_dir']}: {cf['copies_not_evaluated']} of {cf['evaluated']} evaluated candidates were copies "
+            f"of earlier code up to names and constants: {cf['eval_s_saved']} s of {cf['eval_s']} s evaluation "
+            f"({100 * cf['share_saved']:.1f}%) saved; {cf['would_reask']} more would be asked again "
+            f"(similarity > {threshold}); nearest-similarity quartiles/p90 {cf['similarity_quartiles']}"
+        )
     off, on = results["runs"]["off"], results["runs"]["on"]
-    print(f"evaluation time, off -> on: {off['eval_s']} s -> {on['eval_s']} s over {off['candidates']} candidates "
-          f"({off['evaluated']} -> {on['evaluated']} evaluated, {on['duplicates']} duplicates, {on['reasked']} re-asked); "
-          f"best {off['best']} -> {on['best']}")
+    print(
+        f"evaluation time, off -> on: {off['eval_s']} s -> {on['eval_s']} s over {off['candidates']} candidates "
+        f"({off['evaluated']} -> {on['evaluated']} evaluated, {on['duplicates']} duplicates, {on['reasked']} re-asked); "
+        f"best {off['best']} -> {on['best']}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     return 0

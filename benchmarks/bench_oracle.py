@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.evaluation.evaluate import evaluate_source, run_seed  # noqa: E402
-from generator.scoring.oracle import Oracle  # noqa: E402
 from generator.sandbox import Job, SandboxConfig, run_job  # noqa: E402
+from generator.scoring.oracle import Oracle  # noqa: E402
 from generator.scoring.score import budget_for  # noqa: E402
-from generator.tasks.space import SearchSpace  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
+from generator.tasks.space import SearchSpace  # noqa: E402
 
-PING = '''
+PING = """
 import json, time
 
 
@@ -48,7 +48,7 @@ class Ping:
             func(fresh[0])  # a revisit: answered in the run process, free in the budget
         per_revisit = (time.perf_counter() - t) / {calls}
         print("BENCH " + json.dumps({{"new_us": per_new * 1e6, "revisit_us": per_revisit * 1e6, "new_calls": done}}))
-'''
+"""
 
 NOOP = "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
 
@@ -82,8 +82,15 @@ def sandbox_us(task, calls: int, isolate: bool, trials: int = 3) -> dict:
     """Median over a few jobs of the child-side time per func call."""
     found = []
     for i in range(trials):
-        job = Job(PING.format(calls=calls), "Ping", {}, [task], [budget_for(task)], [(0, 0, run_seed(i, 0))],
-                  SandboxConfig(isolate=isolate, timeout_s=120))
+        job = Job(
+            PING.format(calls=calls),
+            "Ping",
+            {},
+            [task],
+            [budget_for(task)],
+            [(0, 0, run_seed(i, 0))],
+            SandboxConfig(isolate=isolate, timeout_s=120),
+        )
         out = run_job(job)
         assert out.error is None, out.error
         line = next(ln for ln in out.output.splitlines() if ln.startswith("BENCH "))
@@ -98,12 +105,14 @@ def startup_s(task, runs: int, isolate: bool) -> dict:
     def wall(n, cold):
         if cold:
             close_pool()
-        job = Job(NOOP, "Noop", {}, [task], [budget_for(task)], [(0, r, r) for r in range(n)],
-                  SandboxConfig(isolate=isolate))
+        job = Job(
+            NOOP, "Noop", {}, [task], [budget_for(task)], [(0, r, r) for r in range(n)], SandboxConfig(isolate=isolate)
+        )
         t = time.perf_counter()
         out = run_job(job)
         assert out.error is None, out.error
         return time.perf_counter() - t
+
     cold = statistics.median(wall(1, True) for _ in range(3))
     warm = statistics.median(wall(1, False) for _ in range(3))
     many = wall(runs + 1, False)
@@ -122,13 +131,21 @@ def end_to_end(task, repeats: int) -> dict:
     t = time.perf_counter()
     [res] = bench([task], [parse_strategy(str(walk))], repeats=repeats, seed=0, workers=1, progress=False)
     bench_wall = time.perf_counter() - t
-    return {"repeats": repeats, "evaluate_s": sandbox_wall, "bench_s": bench_wall, "evaluate_P": fit.score,
-            "bench_P": res.score, "unique_per_run": fit.per_task[task.name].unique}
+    return {
+        "repeats": repeats,
+        "evaluate_s": sandbox_wall,
+        "bench_s": bench_wall,
+        "evaluate_P": fit.score,
+        "bench_P": res.score,
+        "unique_per_run": fit.per_task[task.name].unique,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hub", default=os.environ.get("TUNESMITH_BENCHMARK_HUB", str(ROOT.parent / "shared/data/benchmark_hub")))
+    ap.add_argument(
+        "--hub", default=os.environ.get("TUNESMITH_BENCHMARK_HUB", str(ROOT.parent / "shared/data/benchmark_hub"))
+    )
     ap.add_argument("--task", default="convolution_milo/A100")
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--runs", type=int, default=20)
@@ -140,32 +157,50 @@ def main() -> None:
     from generator.scoring.score import Trace, score_traces
 
     score_traces(task, [Trace([0, 1, 2], [1.0, 1.0, 1.0])] * 2)  # imports sklearn (seconds) outside the timings
-    res = {"machine": {"cpus": os.cpu_count(), "load_1min": os.getloadavg()[0], "python": platform.python_version(),
-                       "kernel": platform.release(), "root": os.geteuid() == 0},
-           "task": task.name,
-           "in_process": in_process_us(task, args.calls),
-           "sandbox_isolated": sandbox_us(task, args.calls, True),
-           "sandbox_plain": sandbox_us(task, args.calls, False),
-           "startup_isolated": startup_s(task, args.runs, True),
-           "startup_plain": startup_s(task, args.runs, False),
-           "end_to_end": end_to_end(task, args.repeats)}
+    res = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_1min": os.getloadavg()[0],
+            "python": platform.python_version(),
+            "kernel": platform.release(),
+            "root": os.geteuid() == 0,
+        },
+        "task": task.name,
+        "in_process": in_process_us(task, args.calls),
+        "sandbox_isolated": sandbox_us(task, args.calls, True),
+        "sandbox_plain": sandbox_us(task, args.calls, False),
+        "startup_isolated": startup_s(task, args.runs, True),
+        "startup_plain": startup_s(task, args.runs, False),
+        "end_to_end": end_to_end(task, args.repeats),
+    }
     res["machine"]["load_1min_after"] = os.getloadavg()[0]
     m = res["machine"]
-    print(f"machine: {m['cpus']} CPUs, load {m['load_1min']:.1f} -> {m['load_1min_after']:.1f}, "
-          f"Python {m['python']}, Linux {m['kernel']}, root={m['root']}; task {task.name}\n")
+    print(
+        f"machine: {m['cpus']} CPUs, load {m['load_1min']:.1f} -> {m['load_1min_after']:.1f}, "
+        f"Python {m['python']}, Linux {m['kernel']}, root={m['root']}; task {task.name}\n"
+    )
     print("| what | isolated sandbox | sandbox, isolate=False | in-process Oracle |")
     print("| --- | --- | --- | --- |")
-    for key, label in (("new_us", "func(cfg), new configuration: round trip (µs)"),
-                       ("revisit_us", "func(cfg), revisit: answered locally (µs)")):
-        print(f"| {label} | {res['sandbox_isolated'][key]:.1f} | {res['sandbox_plain'][key]:.1f} | "
-              f"{res['in_process'][key]:.1f} |")
-    for key, label in (("cold_job_s", "job of 1 run on a new host (s)"), ("pooled_job_s", "job of 1 run on a pooled host (s)"),
-                       ("per_run_s", "each further run: fork + walls (s)")):
+    for key, label in (
+        ("new_us", "func(cfg), new configuration: round trip (µs)"),
+        ("revisit_us", "func(cfg), revisit: answered locally (µs)"),
+    ):
+        print(
+            f"| {label} | {res['sandbox_isolated'][key]:.1f} | {res['sandbox_plain'][key]:.1f} | "
+            f"{res['in_process'][key]:.1f} |"
+        )
+    for key, label in (
+        ("cold_job_s", "job of 1 run on a new host (s)"),
+        ("pooled_job_s", "job of 1 run on a pooled host (s)"),
+        ("per_run_s", "each further run: fork + walls (s)"),
+    ):
         print(f"| {label} | {res['startup_isolated'][key]:.3f} | {res['startup_plain'][key]:.3f} | - |")
     e = res["end_to_end"]
-    print(f"\nrandom_walk.py, {e['repeats']} repeats, {e['unique_per_run']:.0f} unique evaluations per run: "
-          f"evaluate {e['evaluate_s']:.2f} s (P={e['evaluate_P']:.4f}) vs bench in-process "
-          f"{e['bench_s']:.2f} s (P={e['bench_P']:.4f})")
+    print(
+        f"\nrandom_walk.py, {e['repeats']} repeats, {e['unique_per_run']:.0f} unique evaluations per run: "
+        f"evaluate {e['evaluate_s']:.2f} s (P={e['evaluate_P']:.4f}) vs bench in-process "
+        f"{e['bench_s']:.2f} s (P={e['bench_P']:.4f})"
+    )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(res, indent=2) + "\n")
 

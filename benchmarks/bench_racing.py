@@ -40,8 +40,14 @@ def write_config(base: Path, arm: str, seed: int, args, out: Path) -> Path:
     text = re.sub(r"^seed\s*=.*$", f"seed = {seed}", text, flags=re.M)  # [llm] seed and [evolution] seed
     text = re.sub(r"^repeats\s*=.*$", f"repeats = {args.repeats}", text, count=1, flags=re.M)
     if arm != "fixed":
-        text = re.sub(r"^\[evaluation\]\s*$", f"[evaluation]\nracing = true\nmin_repeats = {args.min_repeats}\n"
-                      f"confidence = {args.confidence}\nindifference = {args.indifference}", text, count=1, flags=re.M)
+        text = re.sub(
+            r"^\[evaluation\]\s*$",
+            f"[evaluation]\nracing = true\nmin_repeats = {args.min_repeats}\n"
+            f"confidence = {args.confidence}\nindifference = {args.indifference}",
+            text,
+            count=1,
+            flags=re.M,
+        )
     path = out / f"{arm}-{seed}.toml"
     path.write_text(text)
     return path
@@ -74,8 +80,23 @@ def campaign(cfg_path: Path, run_dir: Path, budget: int) -> None:
     would depend on the arms and seeds run before them, and the arms of a seed would not share their start."""
     import subprocess
 
-    subprocess.run([sys.executable, "-m", "generator.cli", "run", str(cfg_path), "--run-dir", str(run_dir),
-                    "--budget", str(budget), "--no-progress"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator.cli",
+            "run",
+            str(cfg_path),
+            "--run-dir",
+            str(run_dir),
+            "--budget",
+            str(budget),
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def one_run(arm: str, seed: int, args, out: Path) -> dict:
@@ -94,13 +115,18 @@ def one_run(arm: str, seed: int, args, out: Path) -> dict:
     archive = Archive.open(run_dir)
     [winner] = archive.best(1)
     first = args.min_repeats if arm != "fixed" else args.repeats
-    return {"seed": seed, "candidates": budget, "wall_s": round(wall, 1),
-            "sandbox_runs": sandbox_runs(archive, len(train), first),
-            "winner": winner.id, "winner_campaign_p": winner.score,
-            "winner_campaign_se": winner.fitness["metadata"].get("se"),
-            "winner_repeats": winner.fitness["metadata"].get("repeats"),
-            "train": check(archive.code(winner), train, args.check_repeats),
-            "test": check(archive.code(winner), test, args.check_repeats)}
+    return {
+        "seed": seed,
+        "candidates": budget,
+        "wall_s": round(wall, 1),
+        "sandbox_runs": sandbox_runs(archive, len(train), first),
+        "winner": winner.id,
+        "winner_campaign_p": winner.score,
+        "winner_campaign_se": winner.fitness["metadata"].get("se"),
+        "winner_repeats": winner.fitness["metadata"].get("repeats"),
+        "train": check(archive.code(winner), train, args.check_repeats),
+        "test": check(archive.code(winner), test, args.check_repeats),
+    }
 
 
 def what_if(run_dir: Path, mu: int, settings) -> dict:
@@ -122,30 +148,39 @@ def what_if(run_dir: Path, mu: int, settings) -> dict:
         return float(np.mean([np.mean(t["per_repeat"][:n]) for t in full[cid].values()]))
 
     def entrant(cid):
-        seen = {k: {**t, "per_repeat": t["per_repeat"][:have[cid]]} for k, t in full[cid].items()}
+        seen = {k: {**t, "per_repeat": t["per_repeat"][: have[cid]]} for k, t in full[cid].items()}
         return Entrant(cid, mean(cid, have[cid]), repeat_blocks(seen), have[cid])
 
-    while (more := race_round([entrant(c) for c in have], mu, settings)):
+    while more := race_round([entrant(c) for c in have], mu, settings):
         have.update(more)
     final = replace(settings, indifference=0.0)  # the winner is raced without the zone, as the campaign does
     top = lambda: sorted(have, key=lambda c: -mean(c, have[c]))[:mu]  # noqa: E731  (chosen again each round)
-    while (more := race_round([entrant(c) for c in top()], 1, final)):
+    while more := race_round([entrant(c) for c in top()], 1, final):
         have.update(more)
     raced = top()
     fixed = sorted(have, key=lambda c: -mean(c, settings.max_repeats))[:mu]
-    return {"min_repeats": settings.min_repeats, "confidence": settings.confidence,
-            "indifference": settings.indifference,
-            "runs_per_task": sum(have.values()), "fixed_runs_per_task": len(have) * settings.max_repeats,
-            "same_top_mu": len(set(raced) & set(fixed)), "same_best": raced[0] == fixed[0],
-            # P the raced winner gives up against fixed repeats' winner, both by their mean over all the runs
-            "winner_loss": mean(fixed[0], settings.max_repeats) - mean(raced[0], settings.max_repeats)}
+    return {
+        "min_repeats": settings.min_repeats,
+        "confidence": settings.confidence,
+        "indifference": settings.indifference,
+        "runs_per_task": sum(have.values()),
+        "fixed_runs_per_task": len(have) * settings.max_repeats,
+        "same_top_mu": len(set(raced) & set(fixed)),
+        "same_best": raced[0] == fixed[0],
+        # P the raced winner gives up against fixed repeats' winner, both by their mean over all the runs
+        "winner_loss": mean(fixed[0], settings.max_repeats) - mean(raced[0], settings.max_repeats),
+    }
 
 
 def what_ifs(run_dirs: list[Path], mu: int, max_repeats: int) -> list[dict]:
     from generator.scoring.racing import RaceSettings
 
-    return [{"run": str(d), **what_if(d, mu, RaceSettings(2, max_repeats, conf, delta))}
-            for d in run_dirs for delta in (0.0, 0.05, 0.1) for conf in (0.75, 0.9)]
+    return [
+        {"run": str(d), **what_if(d, mu, RaceSettings(2, max_repeats, conf, delta))}
+        for d in run_dirs
+        for delta in (0.0, 0.05, 0.1)
+        for conf in (0.75, 0.9)
+    ]
 
 
 def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
@@ -159,8 +194,14 @@ def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
     copy = out / f"hpo-{'racing' if racing else 'fixed'}-{run_dir.name}"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("hpo*", ".lock"))
-    settings = HpoSettings(trials=args.hpo_trials, repeats=args.repeats, report_repeats=args.check_repeats,
-                           racing=racing, min_repeats=args.min_repeats, confidence=args.confidence)
+    settings = HpoSettings(
+        trials=args.hpo_trials,
+        repeats=args.repeats,
+        report_repeats=args.check_repeats,
+        racing=racing,
+        min_repeats=args.min_repeats,
+        confidence=args.confidence,
+    )
     start = time.monotonic()
     [result] = run_hpo(copy, settings, progress=False)
     study = optuna.load_study(study_name=result.study_name, storage=f"sqlite:///{copy / 'hpo.db'}")
@@ -169,20 +210,35 @@ def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
         runs = sum(int(t.user_attrs.get("runs") or 0) for t in study.trials)
     else:  # a trial reports once per task, each step `repeats` runs of one task
         runs = sum(len(t.intermediate_values) * args.repeats for t in study.trials)
-    return {"run": run_dir.name, "racing": racing, "trials": result.trials, "trial_runs": runs,
-            "fixed_trial_runs": len(study.trials) * args.repeats * tasks, "wall_s": round(time.monotonic() - start, 1),
-            "train_after": result.train.after, "train_after_se": result.train.se_after,
-            "test_after": result.test.after if result.test else None,
-            "test_after_se": result.test.se_after if result.test else None, "best_params": result.best_params}
+    return {
+        "run": run_dir.name,
+        "racing": racing,
+        "trials": result.trials,
+        "trial_runs": runs,
+        "fixed_trial_runs": len(study.trials) * args.repeats * tasks,
+        "wall_s": round(time.monotonic() - start, 1),
+        "train_after": result.train.after,
+        "train_after_se": result.train.se_after,
+        "test_after": result.test.after if result.test else None,
+        "test_after_se": result.test.se_after if result.test else None,
+        "best_params": result.best_params,
+    }
 
 
 def versus_fixed(fixed: list[dict], arm: list[dict]) -> dict:
     """Seed by seed against fixed repeats (the same seed: the same first generation): runs' share, winner P's gain."""
     pairs = list(zip(fixed, arm))
-    gain = lambda key: mean_se([a[key]["p"] - f[key]["p"] for f, a in pairs  # noqa: E731
-                                if a[key]["p"] is not None and f[key]["p"] is not None])
-    return {"runs_share": mean_se([a["sandbox_runs"] / f["sandbox_runs"] for f, a in pairs]),
-            "train_p_gain": gain("train"), "test_p_gain": gain("test")}
+
+    def gain(key):
+        return mean_se(
+            [a[key]["p"] - f[key]["p"] for f, a in pairs if a[key]["p"] is not None and f[key]["p"] is not None]
+        )
+
+    return {
+        "runs_share": mean_se([a["sandbox_runs"] / f["sandbox_runs"] for f, a in pairs]),
+        "train_p_gain": gain("train"),
+        "test_p_gain": gain("test"),
+    }
 
 
 def mean_se(values: list[float]) -> tuple[float, float | None]:
@@ -201,14 +257,25 @@ def main(argv=None) -> int:
     ap.add_argument("--confidence", type=float, default=0.9)
     ap.add_argument("--indifference", type=float, default=0.1)
     ap.add_argument("--check-repeats", type=int, default=20)
-    ap.add_argument("--arms", nargs="+", default=["fixed", "racing", "racing-2x"],
-                    choices=["fixed", "racing", "racing-2x"])
+    ap.add_argument(
+        "--arms", nargs="+", default=["fixed", "racing", "racing-2x"], choices=["fixed", "racing", "racing-2x"]
+    )
     ap.add_argument("--out", default="/tmp/racing")
     ap.add_argument("--json", default=None)
-    ap.add_argument("--what-if", nargs="+", default=None, metavar="RUN_DIR",
-                    help="only replay racing on these fixed-repeats runs' fields and add it to --json")
-    ap.add_argument("--hpo", nargs="+", default=None, metavar="RUN_DIR",
-                    help="only tune these runs' best candidates with and without racing and add it to --json")
+    ap.add_argument(
+        "--what-if",
+        nargs="+",
+        default=None,
+        metavar="RUN_DIR",
+        help="only replay racing on these fixed-repeats runs' fields and add it to --json",
+    )
+    ap.add_argument(
+        "--hpo",
+        nargs="+",
+        default=None,
+        metavar="RUN_DIR",
+        help="only tune these runs' best candidates with and without racing and add it to --json",
+    )
     ap.add_argument("--hpo-trials", type=int, default=12)
     args = ap.parse_args(argv)
     if args.hpo:
@@ -219,8 +286,11 @@ def main(argv=None) -> int:
             print(json.dumps(row, default=str))
         if args.json:
             doc = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
-            doc["hpo"] = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
-                          "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
+            doc["hpo"] = {
+                "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "rows": rows,
+            }
             Path(args.json).write_text(json.dumps(doc, indent=1, default=str) + "\n")
         return 0
     if args.what_if:
@@ -230,10 +300,15 @@ def main(argv=None) -> int:
         if args.json:
             doc = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
             earlier = doc.get("what_if") or []
-            doc["what_if"] = ([earlier] if isinstance(earlier, dict) else earlier) + [{
-                "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
-                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "mu": 4, "repeats": args.repeats,
-                "rows": rows}]
+            doc["what_if"] = ([earlier] if isinstance(earlier, dict) else earlier) + [
+                {
+                    "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                    "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "mu": 4,
+                    "repeats": args.repeats,
+                    "rows": rows,
+                }
+            ]
             Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
         return 0
     out = Path(args.out)
@@ -247,15 +322,19 @@ def main(argv=None) -> int:
             print(f"{arm:10} seed {seed}: {json.dumps(row)}", file=sys.stderr)
     summary = {}
     for arm, runs in rows.items():
-        summary[arm] = {"sandbox_runs": mean_se([r["sandbox_runs"] for r in runs]),
-                        "winner_train_p": mean_se([r["train"]["p"] for r in runs]),
-                        "winner_test_p": mean_se([r["test"]["p"] for r in runs])}
+        summary[arm] = {
+            "sandbox_runs": mean_se([r["sandbox_runs"] for r in runs]),
+            "winner_train_p": mean_se([r["train"]["p"] for r in runs]),
+            "winner_test_p": mean_se([r["test"]["p"] for r in runs]),
+        }
     if "fixed" in rows:
         compared = {arm: versus_fixed(rows["fixed"], runs) for arm, runs in rows.items() if arm != "fixed"}
-    print(f"\n{Path(args.config).name}: {args.budget} candidates (racing-2x: {2 * args.budget}), seeds {args.seeds}, "
-          f"fixed repeats {args.repeats}, racing {args.min_repeats}..{args.repeats} at {args.confidence}, indifference "
-          f"{args.indifference}; winners "
-          f"checked with {args.check_repeats} fresh repeats")
+    print(
+        f"\n{Path(args.config).name}: {args.budget} candidates (racing-2x: {2 * args.budget}), seeds {args.seeds}, "
+        f"fixed repeats {args.repeats}, racing {args.min_repeats}..{args.repeats} at {args.confidence}, indifference "
+        f"{args.indifference}; winners "
+        f"checked with {args.check_repeats} fresh repeats"
+    )
     print(f"{'arm':10} {'sandbox runs':>16} {'winner P train':>18} {'winner P test':>18}")
     for arm, s in summary.items():
         cells = [f"{m:9.3f} ± {se if se is not None else float('nan'):.3f}" for m, se in s.values()]
@@ -266,14 +345,18 @@ def main(argv=None) -> int:
             cells = [f"{m:.3f} ± {se if se is not None else float('nan'):.3f}" for m, se in c.values()]
             print(f"{arm:10} {'  '.join(cells)}")
     if args.json:
-        doc = {"command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
-               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "machine": f"{platform.node()} ({platform.machine()}, shared 2-core box)",
-               "wall_s": round(time.monotonic() - start, 1), "settings": vars(args),
-               "summary": {arm: {k: {"mean": m, "se": se} for k, (m, se) in s.items()} for arm, s in summary.items()},
-               "versus_fixed": {arm: {k: {"mean": m, "se": se} for k, (m, se) in c.items()} for arm, c in compared.items()}
-               if "fixed" in rows else None,
-               "runs": rows}
+        doc = {
+            "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": f"{platform.node()} ({platform.machine()}, shared 2-core box)",
+            "wall_s": round(time.monotonic() - start, 1),
+            "settings": vars(args),
+            "summary": {arm: {k: {"mean": m, "se": se} for k, (m, se) in s.items()} for arm, s in summary.items()},
+            "versus_fixed": {arm: {k: {"mean": m, "se": se} for k, (m, se) in c.items()} for arm, c in compared.items()}
+            if "fixed" in rows
+            else None,
+            "runs": rows,
+        }
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     return 0

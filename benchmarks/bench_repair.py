@@ -42,19 +42,20 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_screened_restart as restart  # noqa: E402  (flagship5's training + validation spaces)
 import bench_small_spaces as small  # noqa: E402  (its runner and table; only the variants differ)
+
 from generator.llm.synth.compose import Composition, read_composition, render  # noqa: E402
 
 SPACES = restart.SPACES + ["problem:histogram/H100", "problem:reduction/H100"]
 MODULES = ["lcb_wide_switching", "screened_memetic_late_acceptance", "knn_late_acceptance"]
 RANDOM = " (random repair)"
-RANDOM_REPAIR = '''            if near:
+RANDOM_REPAIR = """            if near:
                 return near[int(self.rng.integers(len(near)))]
-'''
-CLOSEST_REPAIR = '''            if near:
+"""
+CLOSEST_REPAIR = """            if near:
                 steps = np.abs(np.asarray([self.indices(c) for c in near]) - target).sum(axis=1)
                 closest = np.flatnonzero(steps == steps.min())
                 return near[int(closest[self.rng.integers(len(closest))])]
-'''
+"""
 
 
 def source_of(label: str, comp: Composition) -> str:
@@ -69,12 +70,16 @@ def source_of(label: str, comp: Composition) -> str:
 
 def variants_of(modules: list[str]):
     """compositions() for bench_small_spaces: each module's composition under both labels."""
+
     def compositions() -> dict[str, Composition]:
         out = {}
         for module in modules:
-            comp = read_composition((ROOT / "generated_algorithms" / "archive" / f"{module}.py").read_text()).normalised()
+            comp = read_composition(
+                (ROOT / "generated_algorithms" / "archive" / f"{module}.py").read_text()
+            ).normalised()
             out[module] = out[module + RANDOM] = comp
         return out
+
     return compositions
 
 
@@ -85,9 +90,11 @@ def main(argv=None) -> int:
     args, rest = p.parse_known_args(argv)
     small.compositions, small.source_of = variants_of(args.module or MODULES), source_of
     small.SPACES, small.SHIPPED = SPACES, []
-    return small.main(rest, defaults={"json": str(ROOT / "benchmarks" / "results" / "repair.json"),
-                                      "kernel_tuner": "", "repeats": 100},
-                      command="python benchmarks/bench_repair.py " + " ".join(argv))
+    return small.main(
+        rest,
+        defaults={"json": str(ROOT / "benchmarks" / "results" / "repair.json"), "kernel_tuner": "", "repeats": 100},
+        command="python benchmarks/bench_repair.py " + " ".join(argv),
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,10 @@ def _study(sampler, width: int, trials: int) -> float:
     """Seconds per trial of one study."""
     study = optuna.create_study(sampler=sampler)
     start = time.perf_counter()
-    study.optimize(lambda t: abs(t.suggest_int("x", 0, width - 1) - 400) + abs(t.suggest_int("y", 0, width - 1) - 9),
-                   n_trials=trials)
+    study.optimize(
+        lambda t: abs(t.suggest_int("x", 0, width - 1) - 400) + abs(t.suggest_int("y", 0, width - 1) - 9),
+        n_trials=trials,
+    )
     return (time.perf_counter() - start) / trials
 
 
@@ -45,15 +47,17 @@ def main() -> None:
     optimizer = importlib.import_module(f"generated_algorithms.archive.{args.winner}").OPTIMIZER
 
     generated = GeneratedSampler(optimizer, seed=0)
-    per_trial = {"GeneratedSampler": _study(generated, 1000, args.trials),
-                 "TPESampler": _study(optuna.samplers.TPESampler(seed=0), 1000, args.trials)}
+    per_trial = {
+        "GeneratedSampler": _study(generated, 1000, args.trials),
+        "TPESampler": _study(optuna.samplers.TPESampler(seed=0), 1000, args.trials),
+    }
     generated.close()
     peak = {}
     for width in (100, 1000, 10000):
         sampler = GeneratedSampler(optimizer, seed=0)
         tracemalloc.start()
         _study(sampler, width, min(args.trials, 30))
-        peak[width ** 2] = tracemalloc.get_traced_memory()[1]
+        peak[width**2] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         sampler.close()
 
@@ -66,9 +70,19 @@ def main() -> None:
     for size, bytes_ in peak.items():
         print(f"  {size:>12,} configurations  {bytes_ / 1e6:7.2f} MB")
     if args.json:
-        Path(args.json).write_text(json.dumps({"trials": args.trials, "winner": args.winner,
-                                               "seconds_per_trial": per_trial, "ratio_to_tpe": ratio,
-                                               "peak_bytes": peak}, indent=1) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "trials": args.trials,
+                    "winner": args.winner,
+                    "seconds_per_trial": per_trial,
+                    "ratio_to_tpe": ratio,
+                    "peak_bytes": peak,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

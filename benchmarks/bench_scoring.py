@@ -35,8 +35,11 @@ from generator.tasks.entries import load_tasks  # noqa: E402
 # Tunesmith engines timed: the built-in's code on the fast space and oracle; Kernel Tuner's own
 # simulation; the same with the package's time accounting (real framework/strategy time, revisits
 # charged their runtimes), which should reproduce the package's score within noise.
-ENGINES = {"fast": "", "kerneltuner": "engine=kerneltuner",
-           "kerneltuner-package": "engine=kerneltuner:accounting=package"}
+ENGINES = {
+    "fast": "",
+    "kerneltuner": "engine=kerneltuner",
+    "kerneltuner-package": "engine=kerneltuner:accounting=package",
+}
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 
 
@@ -60,21 +63,26 @@ def prepare_hub(tmp: Path, apps, gpus) -> Path:
 
 def experiment_file(tmp: Path, hub: Path, strategy: str, apps, gpus, repeats: int) -> Path:
     """An experiments file in the package's defaults, for one strategy on the given spaces."""
-    defaults = json.loads((Path(__import__("autotuning_methodology").__file__).parent
-                           / "experiments_defaults.json").read_text())
+    defaults = json.loads(
+        (Path(__import__("autotuning_methodology").__file__).parent / "experiments_defaults.json").read_text()
+    )
     exp = defaults
     exp["name"] = "tunesmith_bench"
     exp["parent_folder"] = str(tmp / "experiment")
     groups = exp["experimental_groups_defaults"]
-    groups["applications"] = [{"name": a, "folder": str(hub / "kernels"), "input_file": f"{a}.json",
-                               "objective_performance_keys": ["time"]} for a in apps]
+    groups["applications"] = [
+        {"name": a, "folder": str(hub / "kernels"), "input_file": f"{a}.json", "objective_performance_keys": ["time"]}
+        for a in apps
+    ]
     groups["gpus"] = list(gpus)
     groups["pattern_for_full_search_space_filenames"] = {
-        "regex": str(hub / "cachefiles" / "${applications}" / "${gpus}_T4.json")}
+        "regex": str(hub / "cachefiles" / "${applications}" / "${gpus}_T4.json")
+    }
     groups["repeats"] = repeats
     groups["ignore_cache"] = True
-    exp["search_strategies"] = [{"name": strategy, "search_method": strategy,
-                                 "display_name": strategy, "autotuner": "KernelTuner"}]
+    exp["search_strategies"] = [
+        {"name": strategy, "search_method": strategy, "display_name": strategy, "autotuner": "KernelTuner"}
+    ]
     exp["visualization_settings"]["plots"] = []
     (tmp / "experiment").mkdir(exist_ok=True)
     path = tmp / "experiment" / "experiment.json"
@@ -92,8 +100,17 @@ def package_per_space(path: Path) -> dict:
     path.write_text(json.dumps(doc))
     experiment, strategies, stats, descriptions = execute_experiment(str(path), profiling=False)
     s = experiment["statistics_settings"]
-    agg = get_aggregation_data(experiment["parent_folder_absolute_path"], experiment, stats, strategies, descriptions,
-                               s["cutoff_percentile"], s["cutoff_percentile_start"], 0.95, 1000)
+    agg = get_aggregation_data(
+        experiment["parent_folder_absolute_path"],
+        experiment,
+        stats,
+        strategies,
+        descriptions,
+        s["cutoff_percentile"],
+        s["cutoff_percentile_start"],
+        0.95,
+        1000,
+    )
     out = {}
     for key, data in agg.items():
         gpu, app = key.split("+")
@@ -110,7 +127,9 @@ def main() -> None:
     ap.add_argument("--gpus", nargs="+", default=["A100", "A4000", "MI250X"])
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--only", choices=("both", "tunesmith", "package"), default="both")
-    ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES), help="Tunesmith engines to time")
+    ap.add_argument(
+        "--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES), help="Tunesmith engines to time"
+    )
     ap.add_argument("--json", default=None, help="write the numbers here")
     args = ap.parse_args()
     report = {"strategy": args.strategy, "repeats": args.repeats, "apps": args.apps, "gpus": args.gpus}
@@ -121,8 +140,11 @@ def main() -> None:
         start = time.perf_counter()
         res = bench(tasks, [spec], repeats=args.repeats, seed=0, workers=args.workers, progress=True)[0]
         wall = time.perf_counter() - start
-        report[f"tunesmith_{engine}"] = {"wall_s": wall, "score": res.score,
-                                         "per_task": {k: v.score for k, v in res.per_task.items()}}
+        report[f"tunesmith_{engine}"] = {
+            "wall_s": wall,
+            "score": res.score,
+            "per_task": {k: v.score for k, v in res.per_task.items()},
+        }
         print(f"tunesmith ({engine}): {wall:.1f} s, P = {res.score:.3f}", flush=True)
 
     if args.only != "tunesmith":

@@ -29,15 +29,28 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
 
 MORE = "../shared/data/more_spaces/cachefiles/"
-SPACES = ["problem:gemm/H200", "problem:hotspot/H200", "problem:gemv/H100", "problem:transpose/H100",
-          "problem:nbody/H100", "hub:convolution_milo/A100", "hub:convolution_milo/MI250X",
-          "hub:dedispersion_milo/A100", MORE + "pnpoly/RTX_2080_Ti.json.gz", "problem:conv2d/H200",
-          "problem:stencil3d/H100", MORE + "pnpoly/RTX_Titan.json.gz", MORE + "gemm/RTX_2080_Ti.json.gz",
-          MORE + "pnpoly/RTX_3060_laptop.json.gz"]
+SPACES = [
+    "problem:gemm/H200",
+    "problem:hotspot/H200",
+    "problem:gemv/H100",
+    "problem:transpose/H100",
+    "problem:nbody/H100",
+    "hub:convolution_milo/A100",
+    "hub:convolution_milo/MI250X",
+    "hub:dedispersion_milo/A100",
+    MORE + "pnpoly/RTX_2080_Ti.json.gz",
+    "problem:conv2d/H200",
+    "problem:stencil3d/H100",
+    MORE + "pnpoly/RTX_Titan.json.gz",
+    MORE + "gemm/RTX_2080_Ti.json.gz",
+    MORE + "pnpoly/RTX_3060_laptop.json.gz",
+]
 BASE = ROOT / "generated_algorithms" / "archive" / "lcb_annealing_ils.py"
-VARIANTS = {"spread": ({}, {}),
-            "design_0.2": ({"init": "design"}, {"init_share": 0.2}),
-            "screened_0.2": ({"init": "screened"}, {"global_share": 0.2, "global_pool": 8})}
+VARIANTS = {
+    "spread": ({}, {}),
+    "design_0.2": ({"init": "design"}, {"init_share": 0.2}),
+    "screened_0.2": ({"init": "screened"}, {"global_share": 0.2, "global_pool": 8}),
+}
 
 
 if __name__ == "__main__":

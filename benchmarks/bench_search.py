@@ -45,8 +45,9 @@ def write_config(base: Path, arm: str, seed: int, repeats: int, offspring: int, 
     text = re.sub(r"^n_offspring\s*=.*$", f"n_offspring = {offspring}", text, count=1, flags=re.M)
     if arm == "all":
         text = re.sub(r"^\[evolution\]\s*$", '[evolution]\nedit = "diff"', text, count=1, flags=re.M)
-        text = re.sub(r"^\[evolution\.operators\]\s*$", "[evolution.operators]\ncrossover = 0.3", text, count=1,
-                      flags=re.M)
+        text = re.sub(
+            r"^\[evolution\.operators\]\s*$", "[evolution.operators]\ncrossover = 0.3", text, count=1, flags=re.M
+        )
     path = out / f"{arm}-{seed}.toml"
     path.write_text(text + "\n" + ARMS[arm])
     return path
@@ -65,13 +66,19 @@ def measure(run_dir: Path, test_repeats: int, seed: int) -> dict:
     fit = evaluate_source(archive.code(best), test, repeats=test_repeats, seed=seed + 1000, timeout_s=30)
     last = archive.generations()[-1]
     niches = last.get("niches") or {}
-    return {"winner": best.id, "train_p": best.score, "test_p": fit.score,
-            "test_error": str(fit.error) if fit.error else None, "candidates": len(cands),
-            "failed": sum(1 for c in cands if c.error), "evaluated": sum(1 for c in cands if c.fitness),
-            "operators": {op: sum(1 for c in cands if c.operator == op) for op in sorted({c.operator for c in cands})},
-            "cells": len({cell for isl in niches.get("islands", []) for cell in isl["cells"]}),
-            "migrants_taken": [isl["received"] for isl in niches.get("islands", [])],
-            "silent_islands": niches.get("silent")}
+    return {
+        "winner": best.id,
+        "train_p": best.score,
+        "test_p": fit.score,
+        "test_error": str(fit.error) if fit.error else None,
+        "candidates": len(cands),
+        "failed": sum(1 for c in cands if c.error),
+        "evaluated": sum(1 for c in cands if c.fitness),
+        "operators": {op: sum(1 for c in cands if c.operator == op) for op in sorted({c.operator for c in cands})},
+        "cells": len({cell for isl in niches.get("islands", []) for cell in isl["cells"]}),
+        "migrants_taken": [isl["received"] for isl in niches.get("islands", [])],
+        "silent_islands": niches.get("silent"),
+    }
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -105,27 +112,48 @@ def main(argv=None) -> int:
             run_dir = out / f"{arm}-{seed}"
             start = time.monotonic()
             run_campaign(cfg, run_dir=str(run_dir), budget=args.budget, progress=False)
-            row = {"seed": seed, "wall_s": round(time.monotonic() - start, 1),
-                   **measure(run_dir, args.test_repeats, seed)}
+            row = {
+                "seed": seed,
+                "wall_s": round(time.monotonic() - start, 1),
+                **measure(run_dir, args.test_repeats, seed),
+            }
             rows[arm].append(row)
             print(f"{arm:7} seed {seed}: {json.dumps(row)}", file=sys.stderr)
     summary = {}
-    print(f"\n{args.budget} candidates per run (generations of {args.offspring}), seeds {args.seeds}, "
-          f"training repeats {args.repeats}, test repeats {args.test_repeats}, {Path(args.config).name}")
+    print(
+        f"\n{args.budget} candidates per run (generations of {args.offspring}), seeds {args.seeds}, "
+        f"training repeats {args.repeats}, test repeats {args.test_repeats}, {Path(args.config).name}"
+    )
     print(f"{'arm':7} {'winner test P':>16} {'winner train P':>16} {'failed':>7}")
     for arm, runs in rows.items():
         test = mean_se([r["test_p"] for r in runs if r["test_p"] is not None])
         train = mean_se([r["train_p"] for r in runs])
         summary[arm] = {"test_p": test[0], "test_se": test[1], "train_p": train[0], "train_se": train[1]}
-        print(f"{arm:7} {test[0]:>9.3f} ± {test[1]:<5.3f} {train[0]:>9.3f} ± {train[1]:<5.3f} "
-              f"{statistics.fmean(r['failed'] for r in runs):>7.1f}")
+        print(
+            f"{arm:7} {test[0]:>9.3f} ± {test[1]:<5.3f} {train[0]:>9.3f} ± {train[1]:<5.3f} "
+            f"{statistics.fmean(r['failed'] for r in runs):>7.1f}"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "date": time.strftime("%Y-%m-%d", time.gmtime()), "machine": f"{platform.machine()}, 2 cores (shared)",
-            "command": "python benchmarks/bench_search.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "budget": args.budget, "offspring": args.offspring, "seeds": args.seeds, "repeats": args.repeats,
-            "test_repeats": args.test_repeats, "config": Path(args.config).name, "arms": ARMS,
-            "summary": summary, "runs": rows}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "date": time.strftime("%Y-%m-%d", time.gmtime()),
+                    "machine": f"{platform.machine()}, 2 cores (shared)",
+                    "command": "python benchmarks/bench_search.py "
+                    + " ".join(argv if argv is not None else sys.argv[1:]),
+                    "budget": args.budget,
+                    "offspring": args.offspring,
+                    "seeds": args.seeds,
+                    "repeats": args.repeats,
+                    "test_repeats": args.test_repeats,
+                    "config": Path(args.config).name,
+                    "arms": ARMS,
+                    "summary": summary,
+                    "runs": rows,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

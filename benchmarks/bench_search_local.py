@@ -62,11 +62,19 @@ def arm_config(arm: str, big: str, small: str, repeats: int, seed: int = 1) -> s
     edit = "full" if arm == "full" else "diff"
     text = re.sub(r"^\[evolution\]\s*$", f'[evolution]\nedit = "{edit}"', text, count=1, flags=re.M)
     if arm == "diff-example":
-        text = re.sub(r"^\[prompts\]\s*$", f'[prompts]\ntemplate_dir = "{EXAMPLE_PROMPTS.relative_to(ROOT)}"', text, count=1, flags=re.M)
+        text = re.sub(
+            r"^\[prompts\]\s*$",
+            f'[prompts]\ntemplate_dir = "{EXAMPLE_PROMPTS.relative_to(ROOT)}"',
+            text,
+            count=1,
+            flags=re.M,
+        )
     if arm == "ensemble":
-        text += (f'\n[[llm.models]]\nmodel = "{big}"\nweight = 1.0\nprice = 1.0\n'
-                 f'\n[[llm.models]]\nmodel = "{small}"\nweight = 1.0\nprice = {SMALL_PRICE}\n'
-                 "\n[evolution.bandit]\nenabled = true\n")
+        text += (
+            f'\n[[llm.models]]\nmodel = "{big}"\nweight = 1.0\nprice = 1.0\n'
+            f'\n[[llm.models]]\nmodel = "{small}"\nweight = 1.0\nprice = {SMALL_PRICE}\n'
+            "\n[evolution.bandit]\nenabled = true\n"
+        )
     return text
 
 
@@ -75,8 +83,11 @@ def mean_se(values: list[float]) -> dict:
     from generator.scoring.racing import standard_error
 
     se = standard_error(values)
-    return {"mean": round(statistics.fmean(values), 4) if values else None,
-            "se": round(se, 4) if se is not None else None, "n": len(values)}
+    return {
+        "mean": round(statistics.fmean(values), 4) if values else None,
+        "se": round(se, 4) if se is not None else None,
+        "n": len(values),
+    }
 
 
 def diff_outcomes(cands, exchanges) -> dict:
@@ -85,8 +96,12 @@ def diff_outcomes(cands, exchanges) -> dict:
     from generator.llm.edits import ASKED_AGAIN, edit_outcome
 
     asked = [c for c in cands if c.edit]
-    names = {"applied": "applied", "blocks_not_applied": "fell_back_to_full",
-             "piece_of_class": "piece_fell_back_to_full", "full_code": "full_code_without_blocks"}
+    names = {
+        "applied": "applied",
+        "blocks_not_applied": "fell_back_to_full",
+        "piece_of_class": "piece_fell_back_to_full",
+        "full_code": "full_code_without_blocks",
+    }
     out = Counter()
     for c in asked:
         outcome = edit_outcome(c.edit)
@@ -97,7 +112,9 @@ def diff_outcomes(cands, exchanges) -> dict:
             out["fallback_then_failed"] += bool(c.error)
     # a diff request whose reply never came leaves no edit record on its candidate
     diff_ops = {"refine", "simplify", "fix"}
-    out["no_reply"] = sum(1 for c in cands if c.operator in diff_ops and not c.edit and c.parent_ids and not c.exchange_id)
+    out["no_reply"] = sum(
+        1 for c in cands if c.operator in diff_ops and not c.edit and c.parent_ids and not c.exchange_id
+    )
     out["asked"] = len(asked)
     reasons = [c.edit.get("reason") for c in asked if c.edit.get("reason")]
     return {**dict(out), "reasons": reasons}
@@ -116,22 +133,31 @@ def measure(run_dir: Path) -> dict:
             by_cand.setdefault(x.ref.split(":")[0], []).append(x)
     refine = [c for c in cands if c.operator == "refine"]
     per_refine = [sum(x.completion_tokens or 0 for x in by_cand.get(c.id, [])) for c in refine]
-    diff_replies = [x.completion_tokens for c in refine for x in by_cand.get(c.id, [])
-                    if (c.edit or {}).get("mode") == "diff" and not x.ref.endswith((":full", ":reask"))]
+    diff_replies = [
+        x.completion_tokens
+        for c in refine
+        for x in by_cand.get(c.id, [])
+        if (c.edit or {}).get("mode") == "diff" and not x.ref.endswith((":full", ":reask"))
+    ]
     models = Counter(x.model for x in exchanges)
     best = archive.best(1)
-    return {"candidates": len(cands), "refine_tokens_each": per_refine, "failed": sum(1 for c in cands if c.error),
-            "duplicates": sum(1 for c in cands if c.duplicate_of),
-            "operators": dict(Counter(c.operator for c in cands)),
-            "refine_completion_tokens": mean_se(per_refine),
-            "refine_first_reply_tokens": mean_se(diff_replies) if diff_replies else None,
-            "diffs": diff_outcomes(cands, exchanges),
-            "requests_per_model": dict(models),
-            "candidates_per_model": dict(Counter(c.model or "[llm] model" for c in cands)),
-            "completion_tokens": sum(x.completion_tokens or 0 for x in exchanges),
-            "prompt_tokens": sum(x.prompt_tokens or 0 for x in exchanges),
-            "best_p": round(best[0].score, 4) if best else None, "best": best[0].id if best else None,
-            "best_so_far": best_so_far(cands)}
+    return {
+        "candidates": len(cands),
+        "refine_tokens_each": per_refine,
+        "failed": sum(1 for c in cands if c.error),
+        "duplicates": sum(1 for c in cands if c.duplicate_of),
+        "operators": dict(Counter(c.operator for c in cands)),
+        "refine_completion_tokens": mean_se(per_refine),
+        "refine_first_reply_tokens": mean_se(diff_replies) if diff_replies else None,
+        "diffs": diff_outcomes(cands, exchanges),
+        "requests_per_model": dict(models),
+        "candidates_per_model": dict(Counter(c.model or "[llm] model" for c in cands)),
+        "completion_tokens": sum(x.completion_tokens or 0 for x in exchanges),
+        "prompt_tokens": sum(x.prompt_tokens or 0 for x in exchanges),
+        "best_p": round(best[0].score, 4) if best else None,
+        "best": best[0].id if best else None,
+        "best_so_far": best_so_far(cands),
+    }
 
 
 def best_so_far(cands) -> list:
@@ -149,18 +175,37 @@ def run_arm(arm: str, seed: int, args, out: Path) -> dict:
     cfg = out / f"{arm}-{seed}.toml"
     cfg.write_text(arm_config(arm, args.big, args.small, args.repeats, seed))
     run_dir = out / f"{arm}-{seed}"
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()  # the loop's code this run measured
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()  # the loop's code this run measured
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    cmd = [sys.executable, "-m", "generator.cli", "run", str(cfg), "--run-dir", str(run_dir),
-           "--budget", str(args.budget), "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "generator.cli",
+        "run",
+        str(cfg),
+        "--run-dir",
+        str(run_dir),
+        "--budget",
+        str(args.budget),
+        "--no-progress",
+    ]
     with open(out / f"{arm}-{seed}.log", "w") as log:
         rc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    row = {"arm": arm, "seed": seed, "commit": commit, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **measure(run_dir)}
+    row = {
+        "arm": arm,
+        "seed": seed,
+        "commit": commit,
+        "rc": rc,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        **measure(run_dir),
+    }
     # a rate only for P > 0: P = 0 is the random-search baseline, and a negative P per hour means nothing
     row["best_p_per_cpu_hour"] = round(row["best_p"] / (cpu / 3600), 3) if (row["best_p"] or 0) > 0 and cpu else None
     print(json.dumps(row), file=sys.stderr, flush=True)
@@ -185,13 +230,19 @@ def summary(rows: list[dict]) -> dict:
             models.update(r["requests_per_model"])
         best = [r["best_p"] for r in runs if r["best_p"] is not None]
         cpu = sum(r["cpu_s"] for r in runs)
-        out[arm] = {"seeds": [r["seed"] for r in runs], "refine_completion_tokens": mean_se(
-                        [t for r in runs for t in r["refine_tokens_each"]]),
-                    "diffs": dict(diffs), "requests_per_model": dict(models),
-                    "best_p": mean_se(best) if best else None, "runs_without_working_candidate": len(runs) - len(best),
-                    "cpu_s": round(cpu, 1), "wall_s": round(sum(r["wall_s"] for r in runs), 1),
-                    "best_p_per_cpu_hour": round(statistics.fmean(best) / (cpu / len(runs) / 3600), 3)
-                    if best and len(best) == len(runs) and statistics.fmean(best) > 0 else None}
+        out[arm] = {
+            "seeds": [r["seed"] for r in runs],
+            "refine_completion_tokens": mean_se([t for r in runs for t in r["refine_tokens_each"]]),
+            "diffs": dict(diffs),
+            "requests_per_model": dict(models),
+            "best_p": mean_se(best) if best else None,
+            "runs_without_working_candidate": len(runs) - len(best),
+            "cpu_s": round(cpu, 1),
+            "wall_s": round(sum(r["wall_s"] for r in runs), 1),
+            "best_p_per_cpu_hour": round(statistics.fmean(best) / (cpu / len(runs) / 3600), 3)
+            if best and len(best) == len(runs) and statistics.fmean(best) > 0
+            else None,
+        }
     return out
 
 
@@ -206,26 +257,45 @@ def _none_working(arm: dict) -> str:
 
 def table(summ: dict) -> str:
     """The per-arm summary as a Markdown table (what docs/explanation/search.md shows)."""
-    lines = ["| arm | seeds | completion tokens per refine (mean ± SE, n) | diff requests: applied / blocks not applied "
-             "/ piece of class / full code | requests per model | best P (mean ± SE) | CPU s | best P per CPU hour |",
-             "| --- | --- | --- | --- | --- | --- | ---: | ---: |"]
+    lines = [
+        "| arm | seeds | completion tokens per refine (mean ± SE, n) | diff requests: applied / blocks not applied "
+        "/ piece of class / full code | requests per model | best P (mean ± SE) | CPU s | best P per CPU hour |",
+        "| --- | --- | --- | --- | --- | --- | ---: | ---: |",
+    ]
     for arm, r in summ.items():
         t, d, p = r["refine_completion_tokens"], r["diffs"], r["best_p"] or {}
-        diffs = (f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('piece_fell_back_to_full', 0)} / "
-                 f"{d.get('full_code_without_blocks', 0)} of {d['asked']}") if d.get("asked") else "-"
+        diffs = (
+            (
+                f"{d.get('applied', 0)} / {d.get('fell_back_to_full', 0)} / {d.get('piece_fell_back_to_full', 0)} / "
+                f"{d.get('full_code_without_blocks', 0)} of {d['asked']}"
+            )
+            if d.get("asked")
+            else "-"
+        )
         models = ", ".join(f"{m.split('/')[-1]}: {n}" for m, n in r["requests_per_model"].items())
-        lines.append(f"| {arm} | {', '.join(map(str, r['seeds']))} | {_num(t['mean'], 0)} ± {_num(t['se'], 0)} ({t['n']}) "
-                     f"| {diffs} | {models} | {_num(p.get('mean'), 3)} ± {_num(p.get('se'), 3)}{_none_working(r)} | {r['cpu_s']:.0f} "
-                     f"| {_num(r['best_p_per_cpu_hour'], 2)} |")
+        lines.append(
+            f"| {arm} | {', '.join(map(str, r['seeds']))} | {_num(t['mean'], 0)} ± {_num(t['se'], 0)} ({t['n']}) "
+            f"| {diffs} | {models} | {_num(p.get('mean'), 3)} ± {_num(p.get('se'), 3)}{_none_working(r)} | {r['cpu_s']:.0f} "
+            f"| {_num(r['best_p_per_cpu_hour'], 2)} |"
+        )
     return "\n".join(lines)
 
 
 def write_json(path: Path, args, commands: list[str], dates: list[str], rows: list[dict]) -> None:
-    doc = {"commands": commands, "dates": dates, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared)",
-           "load_1min_at_end": round(os.getloadavg()[0], 2), "budget": args.budget, "repeats": args.repeats,
-           "base_config": "campaigns/local-llm.toml", "operators": REFINE_HEAVY.split("\n", 1)[1].strip(),
-           "small_price": SMALL_PRICE, "models_sha256": model_hashes([args.big, args.small]),
-           "summary": summary(rows), "runs": rows}
+    doc = {
+        "commands": commands,
+        "dates": dates,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared)",
+        "load_1min_at_end": round(os.getloadavg()[0], 2),
+        "budget": args.budget,
+        "repeats": args.repeats,
+        "base_config": "campaigns/local-llm.toml",
+        "operators": REFINE_HEAVY.split("\n", 1)[1].strip(),
+        "small_price": SMALL_PRICE,
+        "models_sha256": model_hashes([args.big, args.small]),
+        "summary": summary(rows),
+        "runs": rows,
+    }
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 

@@ -35,17 +35,32 @@ from generator.llm.synth.compose import Composition, render  # noqa: E402
 from generator.llm.synth.profile import Profile  # noqa: E402
 from generator.tasks.entries import load_task_set  # noqa: E402
 
-SPACES = ["problem:reduction/H100", "problem:transpose/H100", "problem:nbody/H100", "problem:conv2d/H200",
-          "hub:convolution_milo/MI250X", "hub:convolution_milo/A4000"]
+SPACES = [
+    "problem:reduction/H100",
+    "problem:transpose/H100",
+    "problem:nbody/H100",
+    "problem:conv2d/H200",
+    "hub:convolution_milo/MI250X",
+    "hub:convolution_milo/A4000",
+]
 KERNEL_TUNER = ["diff_evo", "dual_annealing", "genetic_algorithm", "pso", "random_sample"]
 SHIPPED = ["knn_late_acceptance"]
-BEFORE = {"init": "spread", "neighbourhood": "Hamming", "screening": "knn", "acceptance": "greedy",
-          "memory": "visited", "jump": "none", "restart": "perturb"}
-VARIANTS = {"synth_before": {},
-            "synth_design": {"init": "design"},
-            "synth_lcb": {"screening": "lcb"},
-            "synth_switching": {"jump": "adaptive"},
-            "synth_small": {"init": "design", "screening": "lcb", "jump": "adaptive"}}
+BEFORE = {
+    "init": "spread",
+    "neighbourhood": "Hamming",
+    "screening": "knn",
+    "acceptance": "greedy",
+    "memory": "visited",
+    "jump": "none",
+    "restart": "perturb",
+}
+VARIANTS = {
+    "synth_before": {},
+    "synth_design": {"init": "design"},
+    "synth_lcb": {"screening": "lcb"},
+    "synth_switching": {"jump": "adaptive"},
+    "synth_small": {"init": "design", "screening": "lcb", "jump": "adaptive"},
+}
 PROFILE = Profile(budget=50, fdc=0.1, optima=0.005)  # a small, rugged space: the defaults the synthesizer gives
 
 
@@ -67,8 +82,10 @@ def compositions() -> dict[str, Composition]:
 
 def main(argv=None, defaults: dict | None = None, command: str | None = None) -> int:
     script_doc = sys.modules["__main__"].__doc__ or __doc__  # the script reusing this one describes itself
-    p = argparse.ArgumentParser(description=script_doc.splitlines()[0],
-                                epilog="More options: see the script's docstring." if script_doc != __doc__ else None)
+    p = argparse.ArgumentParser(
+        description=script_doc.splitlines()[0],
+        epilog="More options: see the script's docstring." if script_doc != __doc__ else None,
+    )
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=2)
@@ -97,23 +114,39 @@ def main(argv=None, defaults: dict | None = None, command: str | None = None) ->
         label = labels.get(r.label, Path(r.label).stem)
         per = {t: {"P": s.score, "se": standard_error(s)} for t, s in r.per_task.items()}
         ses = [v["se"] for v in per.values()]
-        rows[label] = {"per_task": per, "mean": r.score,
-                       "mean_se": float(sum(x * x for x in ses) ** 0.5 / len(ses)) if ses else None,
-                       "failed": r.failed, "wall_s": round(r.wall_s, 1)}
-    script = Path(sys.argv[0]).name if sys.argv[0].endswith(".py") else "bench_small_spaces.py"  # or the script reusing it
+        rows[label] = {
+            "per_task": per,
+            "mean": r.score,
+            "mean_se": float(sum(x * x for x in ses) ** 0.5 / len(ses)) if ses else None,
+            "failed": r.failed,
+            "wall_s": round(r.wall_s, 1),
+        }
+    script = (
+        Path(sys.argv[0]).name if sys.argv[0].endswith(".py") else "bench_small_spaces.py"
+    )  # or the script reusing it
     command = command or f"python benchmarks/{script} " + " ".join(argv if argv is not None else sys.argv[1:])
-    doc = {"command": command,
-           "date": time.strftime("%Y-%m-%d", time.gmtime()),
-           "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)", "wall_s": round(time.time() - start, 1),
-           "repeats": args.repeats, "seed": args.seed, "spaces": [t.name for t in tasks],
-           "compositions": {k: json.loads(c.to_json()) for k, c in compositions().items()}, "results": rows}
+    doc = {
+        "command": command,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)",
+        "wall_s": round(time.time() - start, 1),
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "spaces": [t.name for t in tasks],
+        "compositions": {k: json.loads(c.to_json()) for k, c in compositions().items()},
+        "results": rows,
+    }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(doc, indent=1))
     names = [t.name for t in tasks]
     print(f"{'strategy':22}" + "".join(f"{n[-22:]:>24}" for n in names) + f"{'mean':>16}")
     for label, row in sorted(rows.items(), key=lambda kv: -kv[1]["mean"]):
-        cells = "".join(f"{row['per_task'][n]['P']:>13.3f} ± {row['per_task'][n]['se']:<8.3f}" if n in row["per_task"]
-                        else f"{'failed':>24}" for n in names)
+        cells = "".join(
+            f"{row['per_task'][n]['P']:>13.3f} ± {row['per_task'][n]['se']:<8.3f}"
+            if n in row["per_task"]
+            else f"{'failed':>24}"
+            for n in names
+        )
         print(f"{label:22}{cells}{row['mean']:>8.3f} ± {row['mean_se'] or 0:.3f}")
     print(f"wrote {args.json}")
     return 0
@@ -129,12 +162,16 @@ def main_on_variants(base: Path, variants: dict, spaces: list[str], json_name: s
     base_comp = read_composition(base.read_text())
 
     def variants_of_base() -> dict[str, Composition]:
-        return {label: Composition(base_comp.scheme, {**base_comp.slots, **slots}, {**base_comp.hp, **hp}).normalised()
-                for label, (slots, hp) in variants.items()}
+        return {
+            label: Composition(base_comp.scheme, {**base_comp.slots, **slots}, {**base_comp.hp, **hp}).normalised()
+            for label, (slots, hp) in variants.items()
+        }
 
     compositions, SPACES, SHIPPED = variants_of_base, spaces, []  # what main() reads
-    return main(sys.argv[1:], defaults={"json": str(ROOT / "benchmarks" / "results" / json_name),
-                                        "kernel_tuner": "", "repeats": 20})
+    return main(
+        sys.argv[1:],
+        defaults={"json": str(ROOT / "benchmarks" / "results" / json_name), "kernel_tuner": "", "repeats": 20},
+    )
 
 
 if __name__ == "__main__":

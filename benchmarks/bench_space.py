@@ -26,10 +26,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.runner import load_module, optimizer_class, parse_strategy, run_kernel_tuner, run_once  # noqa: E402
+from generator.bench.runner import (  # noqa: E402
+    load_module,
+    optimizer_class,
+    parse_strategy,
+    run_kernel_tuner,
+    run_once,
+)
 from generator.scoring.score import budget_for  # noqa: E402
-from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
+from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace  # noqa: E402
 
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 
@@ -61,7 +67,9 @@ def space_calls(task, n: int = 300, trials: int = 3) -> dict:
     each on freshly built spaces so that "first" really is the first query of a configuration)."""
     from kernel_tuner.searchspace import Searchspace
 
-    configs = [task.space.config_of(int(r)) for r in np.random.default_rng(0).choice(len(task.space.valid), n, replace=False)]
+    configs = [
+        task.space.config_of(int(r)) for r in np.random.default_rng(0).choice(len(task.space.valid), n, replace=False)
+    ]
 
     def timed(fn):
         start = time.perf_counter()
@@ -71,15 +79,17 @@ def space_calls(task, n: int = 300, trials: int = 3) -> dict:
 
     best: dict[str, dict[str, float]] = {}
     for _ in range(trials):
-        spaces = (("tunesmith", SearchSpace(task.space)),
-                  ("kerneltuner", Searchspace(task.space.tune_params, list(task.space.restrictions), 1024)))
+        spaces = (
+            ("tunesmith", SearchSpace(task.space)),
+            ("kerneltuner", Searchspace(task.space.tune_params, list(task.space.restrictions), 1024)),
+        )
         for name, space in spaces:
             row = {"is_param_config_valid": timed(space.is_param_config_valid)}
             for m in NEIGHBOR_METHODS:
-                row[f"{m} first"] = timed(lambda c, m=m: space.get_neighbors(c, m))
-                row[f"{m} again"] = timed(lambda c, m=m: space.get_neighbors(c, m))
+                row[f"{m} first"] = timed(lambda c, m=m, space=space: space.get_neighbors(c, m))
+                row[f"{m} again"] = timed(lambda c, m=m, space=space: space.get_neighbors(c, m))
             np.random.seed(0)
-            row["get_random_sample(10)"] = timed(lambda c: space.get_random_sample(10))
+            row["get_random_sample(10)"] = timed(lambda c, space=space: space.get_random_sample(10))
             prev = best.setdefault(name, row)
             for k, v in row.items():
                 prev[k] = min(prev[k], v)
@@ -97,14 +107,22 @@ def main() -> None:
     spec = parse_strategy(args.strategy)
     load_module(spec.target)
     tasks = {t.name: t for t in load_tasks(HUB)}
-    report = {"strategy": args.strategy, "repeats": args.repeats, "date": date.today().isoformat(),
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "tasks": {}}
+    report = {
+        "strategy": args.strategy,
+        "repeats": args.repeats,
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "tasks": {},
+    }
     for name in args.tasks:
         task = tasks[name]
         report["tasks"][name] = {"per_call": per_call(task, spec, args.repeats), "space_calls_us": space_calls(task)}
         pc = report["tasks"][name]["per_call"]
-        print(f"{name}: {pc['tunesmith']['us_per_call']:.1f} us/call (Tunesmith) vs "
-              f"{pc['kerneltuner']['us_per_call']:.1f} us/call (Kernel Tuner simulation): {pc['speedup']:.1f}x", flush=True)
+        print(
+            f"{name}: {pc['tunesmith']['us_per_call']:.1f} us/call (Tunesmith) vs "
+            f"{pc['kerneltuner']['us_per_call']:.1f} us/call (Kernel Tuner simulation): {pc['speedup']:.1f}x",
+            flush=True,
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))

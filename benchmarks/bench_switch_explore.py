@@ -26,8 +26,10 @@ import bench_screened_restart as restart  # noqa: E402  (flagship4's and flagshi
 import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
 
 BASE = ROOT / "generated_algorithms" / "archive" / "lcb_threshold_switching.py"
-VARIANTS = {f"pool {pool}, explore {weight}": ({}, {"global_pool": pool, "explore_weight": weight})
-            for pool, weight in ((8, 0.5), (8, 1.0), (8, 1.5), (8, 2.0), (4, 1.0), (4, 2.0))}
+VARIANTS = {
+    f"pool {pool}, explore {weight}": ({}, {"global_pool": pool, "explore_weight": weight})
+    for pool, weight in ((8, 0.5), (8, 1.0), (8, 1.5), (8, 2.0), (4, 1.0), (4, 2.0))
+}
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from generator.tasks.entries import load_tasks  # noqa: E402
 TASKS = ("convolution_milo/A100", "dedispersion_milo/A100")  # campaigns/quickstart.toml [tasks] train
 
 CANDIDATES = {
-    "random_walk": '''
+    "random_walk": """
 import random
 
 
@@ -63,8 +63,8 @@ class RandomWalk:
             stale = 0 if c < cost else stale + 1
             if c <= cost:
                 current, cost = candidate, c
-''',
-    "sampler": '''
+""",
+    "sampler": """
 class UniqueSampler:
     hyperparameters = {"batch": {"type": "int", "low": 1, "high": 64, "default": 16}}
 
@@ -79,8 +79,8 @@ class UniqueSampler:
                 if key not in seen:
                     seen.add(key)
                     func(list(cfg))
-''',
-    "genetic": '''
+""",
+    "genetic": """
 import random
 
 
@@ -108,7 +108,7 @@ class TinyGA:
                 child = list(searchspace.get_random_sample(1)[0])
             seen.add(tuple(child))
             scored = sorted(scored + [(func(child), child)], key=lambda e: e[0])[: self.pop]
-''',
+""",
 }
 
 
@@ -143,8 +143,15 @@ def run_modes(executors: dict, tasks, evals: int, repeats: int) -> list[dict]:
         for name, (workers, ex) in executors.items():
             with ScoringClock() as clock:
                 t = time.perf_counter()
-                fit = evaluate_source(sources[i % len(sources)], tasks, repeats=repeats, seed=i // len(sources),
-                                      timeout_s=120, workers=workers, executor=ex)
+                fit = evaluate_source(
+                    sources[i % len(sources)],
+                    tasks,
+                    repeats=repeats,
+                    seed=i // len(sources),
+                    timeout_s=120,
+                    workers=workers,
+                    executor=ex,
+                )
                 wall = time.perf_counter() - t
             if fit.error is not None:
                 raise SystemExit(f"{name}: candidate {i} failed: {fit.error}")
@@ -158,9 +165,18 @@ def run_modes(executors: dict, tasks, evals: int, repeats: int) -> list[dict]:
     out = []
     for name, r in rec.items():
         total = sum(r["walls"])
-        out.append({"mode": name, "evals": evals, "wall_s": round(total, 2), "per_eval_s": round(total / evals, 3),
-                    "evals_per_min": round(60 * evals / total, 2), "runs_wall_s": round(sum(r["runs"]) / evals, 3),
-                    "scoring_s": round(r["scoring"] / evals, 3), "scores": r["scores"]})
+        out.append(
+            {
+                "mode": name,
+                "evals": evals,
+                "wall_s": round(total, 2),
+                "per_eval_s": round(total / evals, 3),
+                "evals_per_min": round(60 * evals / total, 2),
+                "runs_wall_s": round(sum(r["runs"]) / evals, 3),
+                "scoring_s": round(r["scoring"] / evals, 3),
+                "scores": r["scores"],
+            }
+        )
     return out
 
 
@@ -180,8 +196,12 @@ def dask_dispatch(ex, tasks, n: int = 100) -> dict:
     t = time.perf_counter()
     client.gather(client.map(int, range(2000), pure=False))  # many in flight: the scheduler's own rate
     rate = 2000 / (time.perf_counter() - t)
-    return {"noop_roundtrip_ms": round(noop * 1e3, 2), "job_roundtrip_ms": round(carry * 1e3, 2),
-            "job_payload_mb": round(len(payload) / 1e6, 2), "tasks_per_s": round(rate, 1)}
+    return {
+        "noop_roundtrip_ms": round(noop * 1e3, 2),
+        "job_roundtrip_ms": round(carry * 1e3, 2),
+        "job_payload_mb": round(len(payload) / 1e6, 2),
+        "tasks_per_s": round(rate, 1),
+    }
 
 
 class OneJob(cf.Executor):
@@ -200,8 +220,15 @@ def run_generation(name: str, workers: int, ex, tasks, evals: int, repeats: int)
     sources = list(CANDIDATES.values())
 
     def one(i):
-        return evaluate_source(sources[i % len(sources)], tasks, repeats=repeats, seed=i // len(sources),
-                               timeout_s=120, workers=1, executor=OneJob(ex) if ex is not None else None)
+        return evaluate_source(
+            sources[i % len(sources)],
+            tasks,
+            repeats=repeats,
+            seed=i // len(sources),
+            timeout_s=120,
+            workers=1,
+            executor=OneJob(ex) if ex is not None else None,
+        )
 
     t = time.perf_counter()
     with cf.ThreadPoolExecutor(max_workers=evals if ex is not None else workers) as pool:
@@ -209,12 +236,24 @@ def run_generation(name: str, workers: int, ex, tasks, evals: int, repeats: int)
     wall = time.perf_counter() - t
     if any(f.error is not None for f in fits):
         raise SystemExit(f"{name}: a candidate failed: {next(f.error for f in fits if f.error)}")
-    return {"mode": name, "evals": evals, "wall_s": round(wall, 2), "evals_per_min": round(60 * evals / wall, 2),
-            "scores": [round(f.score, 6) for f in fits]}
+    return {
+        "mode": name,
+        "evals": evals,
+        "wall_s": round(wall, 2),
+        "evals_per_min": round(60 * evals / wall, 2),
+        "scores": [round(f.score, 6) for f in fits],
+    }
 
 
-def model(runs: int, run_s: float, fixed_s: float, scoring_s: float, dispatch_s: float, tasks_per_s: float,
-          ns=(1, 2, 4, 8, 16, 32, 64)) -> list[dict]:
+def model(
+    runs: int,
+    run_s: float,
+    fixed_s: float,
+    scoring_s: float,
+    dispatch_s: float,
+    tasks_per_s: float,
+    ns=(1, 2, 4, 8, 16, 32, 64),
+) -> list[dict]:
     """Evaluations/min with N workers, one candidate at a time and a generation of candidates at once.
 
     One at a time: W(N) = scoring + fixed + ceil(runs/N) * run + dispatch (Amdahl: scoring and the
@@ -228,18 +267,25 @@ def model(runs: int, run_s: float, fixed_s: float, scoring_s: float, dispatch_s:
     for n in ns:
         one = scoring_s + fixed_s + math.ceil(runs / min(n, runs)) * run_s + (dispatch_s if n > 1 else 0.0)
         many = min(n / job, 1 / max(scoring_s, 1e-9), tasks_per_s or float("inf"))
-        out.append({"workers": n, "one_at_a_time_per_min": round(60 / one, 1), "generation_per_min": round(60 * many, 1)})
+        out.append(
+            {"workers": n, "one_at_a_time_per_min": round(60 / one, 1), "generation_per_min": round(60 * many, 1)}
+        )
     return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hub", default=os.environ.get("TUNESMITH_BENCHMARK_HUB", str(ROOT.parent / "shared/data/benchmark_hub")))
+    ap.add_argument(
+        "--hub", default=os.environ.get("TUNESMITH_BENCHMARK_HUB", str(ROOT.parent / "shared/data/benchmark_hub"))
+    )
     ap.add_argument("--evals", type=int, default=6, help="candidate evaluations per executor (default 6)")
     ap.add_argument("--repeats", type=int, default=5, help="runs per task (default 5, as quickstart)")
     ap.add_argument("--modes", default="local1,local2,dask2", help="comma-separated: local1, local2, dask2")
-    ap.add_argument("--generation", action="store_true",
-                    help="also evaluate --evals candidates at once on each executor (one job each)")
+    ap.add_argument(
+        "--generation",
+        action="store_true",
+        help="also evaluate --evals candidates at once on each executor (one job each)",
+    )
     ap.add_argument("--json", dest="json_out", help="write the results as JSON")
     args = ap.parse_args(argv)
 
@@ -258,9 +304,11 @@ def main(argv=None) -> int:
         for workers, ex in executors.values():  # warm-up, not timed: imports, score bases, Dask workers
             evaluate_source(CANDIDATES["sampler"], tasks, repeats=1, workers=max(workers, 2), executor=ex)
         results = run_modes(executors, tasks, args.evals, args.repeats)
-        generation = [run_generation(f"{name}-gen", workers, ex, tasks, args.evals, args.repeats)
-                      for name, (workers, ex) in executors.items()
-                      if args.generation and (ex is not None or workers > 1)]
+        generation = [
+            run_generation(f"{name}-gen", workers, ex, tasks, args.evals, args.repeats)
+            for name, (workers, ex) in executors.items()
+            if args.generation and (ex is not None or workers > 1)
+        ]
         if clusters:
             dispatch = dask_dispatch(clusters[0], tasks)
     finally:
@@ -273,30 +321,50 @@ def main(argv=None) -> int:
     run_s = base["runs_wall_s"] / runs
     fixed_s = max(0.0, base["per_eval_s"] - base["runs_wall_s"] - base["scoring_s"])
     disp_s = (dispatch or {}).get("job_roundtrip_ms", 0.0) / 1e3
-    doc = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-           f"{platform.python_implementation()} {platform.python_version()}", "loadavg_before": load_before,
-           "loadavg_after": load_after, "tasks": list(TASKS), "repeats": args.repeats, "results": results, "generation": generation,
-           "dask_cluster_startup_s": startup, "dask_dispatch": dispatch,
-           "model_inputs": {"runs_per_eval": runs, "run_s": round(run_s, 3), "fixed_s": round(fixed_s, 3),
-                            "scoring_s": base["scoring_s"], "dispatch_s": disp_s},
-           "model": model(runs, run_s, fixed_s, base["scoring_s"], disp_s, (dispatch or {}).get("tasks_per_s", 0))}
+    doc = {
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"{platform.python_implementation()} {platform.python_version()}",
+        "loadavg_before": load_before,
+        "loadavg_after": load_after,
+        "tasks": list(TASKS),
+        "repeats": args.repeats,
+        "results": results,
+        "generation": generation,
+        "dask_cluster_startup_s": startup,
+        "dask_dispatch": dispatch,
+        "model_inputs": {
+            "runs_per_eval": runs,
+            "run_s": round(run_s, 3),
+            "fixed_s": round(fixed_s, 3),
+            "scoring_s": base["scoring_s"],
+            "dispatch_s": disp_s,
+        },
+        "model": model(runs, run_s, fixed_s, base["scoring_s"], disp_s, (dispatch or {}).get("tasks_per_s", 0)),
+    }
 
     print(f"{doc['date']}  {doc['machine']}  load avg before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     print(f"{len(tasks)} tasks x {args.repeats} repeats per evaluation, {args.evals} evaluations per executor")
     print(f"{'executor':<10}{'s/eval':>9}{'evals/min':>11}{'runs s':>9}{'scoring s':>11}")
     for r in results:
-        print(f"{r['mode']:<10}{r['per_eval_s']:>9.2f}{r['evals_per_min']:>11.2f}{r['runs_wall_s']:>9.2f}{r['scoring_s']:>11.3f}")
+        print(
+            f"{r['mode']:<10}{r['per_eval_s']:>9.2f}{r['evals_per_min']:>11.2f}{r['runs_wall_s']:>9.2f}{r['scoring_s']:>11.3f}"
+        )
     for g in generation:
         print(f"{g['mode']:<10}{'':>9}{g['evals_per_min']:>11.2f}   ({args.evals} candidates in flight at once)")
     same = len({tuple(r["scores"]) for r in results + generation}) == 1
     print(f"scores identical across executors: {same}")
     if dispatch:
-        print(f"dask: cluster start {startup} s; round trip no-op {dispatch['noop_roundtrip_ms']} ms, "
-              f"with a job's {dispatch['job_payload_mb']} MB of tasks {dispatch['job_roundtrip_ms']} ms; "
-              f"{dispatch['tasks_per_s']:.0f} no-op tasks/s with many in flight")
+        print(
+            f"dask: cluster start {startup} s; round trip no-op {dispatch['noop_roundtrip_ms']} ms, "
+            f"with a job's {dispatch['job_payload_mb']} MB of tasks {dispatch['job_roundtrip_ms']} ms; "
+            f"{dispatch['tasks_per_s']:.0f} no-op tasks/s with many in flight"
+        )
     mi = doc["model_inputs"]
-    print(f"model inputs: {runs} runs x {mi['run_s']:.3f} s, fixed {mi['fixed_s']:.3f} s/eval, "
-          f"scoring {mi['scoring_s']:.3f} s/eval, dispatch {mi['dispatch_s'] * 1e3:.1f} ms")
+    print(
+        f"model inputs: {runs} runs x {mi['run_s']:.3f} s, fixed {mi['fixed_s']:.3f} s/eval, "
+        f"scoring {mi['scoring_s']:.3f} s/eval, dispatch {mi['dispatch_s'] * 1e3:.1f} ms"
+    )
     print(f"{'N':>4}{'one-at-a-time/min':>19}{'generation/min':>16}")
     for m in doc["model"]:
         print(f"{m['workers']:>4}{m['one_at_a_time_per_min']:>19}{m['generation_per_min']:>16}")

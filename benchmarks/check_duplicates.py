@@ -32,8 +32,9 @@ def check(run_dir: str, workers: int = 2, tol: float = 1e-12) -> dict:
     rows, start = [], time.monotonic()
     for c in dupes:
         original = archive.candidate(c.duplicate_of)
-        fit = evaluate_source(archive.code(c), tasks, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout,
-                              workers=workers)
+        fit = evaluate_source(
+            archive.code(c), tasks, repeats=ev.repeats, seed=seed, timeout_s=ev.timeout, workers=workers
+        )
         score = fit.score
         how = getattr(ev, "aggregate", "mean")
         if fit.ok and how != "mean":
@@ -41,12 +42,20 @@ def check(run_dir: str, workers: int = 2, tol: float = 1e-12) -> dict:
 
             score = aggregate([t.score for t in fit.per_task.values()], how)
         same = (score is None and original.score is None) or (
-            score is not None and original.score is not None and abs(score - original.score) <= tol)
+            score is not None and original.score is not None and abs(score - original.score) <= tol
+        )
         rows.append({"id": c.id, "copy_of": original.id, "inherited": original.score, "earned": score, "same": same})
     mismatched = [r for r in rows if not r["same"]]
     distinct = len({c.code_hash for c in cands if c.code_path and not c.duplicate_of})
-    return {"run": str(run_dir), "candidates": len(cands), "duplicates": len(dupes), "mismatched": len(mismatched),
-            "not_duplicates": distinct, "seconds": round(time.monotonic() - start, 1), "rows": rows}
+    return {
+        "run": str(run_dir),
+        "candidates": len(cands),
+        "duplicates": len(dupes),
+        "mismatched": len(mismatched),
+        "not_duplicates": distinct,
+        "seconds": round(time.monotonic() - start, 1),
+        "rows": rows,
+    }
 
 
 def main(argv=None) -> int:
@@ -60,8 +69,10 @@ def main(argv=None) -> int:
     for r in out["rows"]:
         if not r["same"]:
             print(f"{r['id']} (copy of {r['copy_of']}): inherited {r['inherited']}, earns {r['earned']}")
-    print(f"{out['duplicates']} duplicates of {out['candidates']} candidates, {out['mismatched']} scored "
-          f"otherwise when evaluated ({out['seconds']} s)")
+    print(
+        f"{out['duplicates']} duplicates of {out['candidates']} candidates, {out['mismatched']} scored "
+        f"otherwise when evaluated ({out['seconds']} s)"
+    )
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(out, f, indent=1)

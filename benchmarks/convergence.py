@@ -56,27 +56,33 @@ def main(argv=None) -> int:
     from generator.tasks.entries import load_task_set
 
     tasks = load_task_set(args.tasks, TasksConfig(train=args.tasks))
-    result = {"command": "python benchmarks/convergence.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-              "date": date.today().isoformat(),
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-              "repeats": args.repeats, "seed": args.seed, "tasks": {}}
+    result = {
+        "command": "python benchmarks/convergence.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "tasks": {},
+    }
     for task in tasks:
         budget = budget_for(task)
         grid = np.linspace(0, budget.seconds, 200)
         valid = task.key.values[~task.key.failed & ~np.isnan(task.key.values)]
         optimum = float(valid.max() if task.objective.higher_is_better else valid.min())
-        entry = {"objective": task.objective.name, "optimum": optimum, "budget_s": budget.seconds,
-                 "strategies": {}}
+        entry = {"objective": task.objective.name, "optimum": optimum, "budget_s": budget.seconds, "strategies": {}}
         for text in args.strategies.split(","):
             spec = parse_strategy(text)
-            curves = [best_so_far(task, run_once(task, spec, args.seed * 1000 + r, budget), grid)
-                      for r in range(args.repeats)]
+            curves = [
+                best_so_far(task, run_once(task, spec, args.seed * 1000 + r, budget), grid) for r in range(args.repeats)
+            ]
             with warnings.catch_warnings():  # before any run's first evaluation every value is NaN
                 warnings.simplefilter("ignore", RuntimeWarning)
                 median = np.nanmedian(np.array(curves), axis=0)
             name = Path(text).stem if text.endswith(".py") else text
-            entry["strategies"][name] = {"time_s": grid.round(4).tolist(),
-                                         "best_median": [None if np.isnan(v) else round(float(v), 6) for v in median]}
+            entry["strategies"][name] = {
+                "time_s": grid.round(4).tolist(),
+                "best_median": [None if np.isnan(v) else round(float(v), 6) for v in median],
+            }
             print(f"{task.name}: {name} done", flush=True)
         result["tasks"][task.name] = entry
     Path(args.json).write_text(json.dumps(result, indent=1))

@@ -60,24 +60,35 @@ def main(argv=None) -> int:
     ap.add_argument("--base", type=Path, required=True, help="the shipped module the variants came from")
     ap.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
     ap.add_argument("--force", action="store_true", help="replace an existing module of that name")
-    ap.add_argument("--why", default="", help="what else differs from the base: a change to the synthesizer's "
-                                              "components since the base was rendered, say")
+    ap.add_argument(
+        "--why",
+        default="",
+        help="what else differs from the base: a change to the synthesizer's "
+        "components since the base was rendered, say",
+    )
     args = ap.parse_args(argv)
     bench = json.loads(args.bench.read_text())
     if args.variant not in bench["compositions"]:
-        sys.exit(f"export_rerendered: no variant {args.variant!r} in {args.bench}; it has {list(bench['compositions'])}")
+        sys.exit(
+            f"export_rerendered: no variant {args.variant!r} in {args.bench}; it has {list(bench['compositions'])}"
+        )
     comp = Composition.from_dict(bench["compositions"][args.variant])
     _, _, source = render(comp)
     base = read_exported(args.base).provenance  # read as text, as `tunesmith upstream` does
     before = read_composition(args.base.read_text()).hp
     changed = {k: v for k, v in sorted(comp.hp.items()) if before.get(k) != v}
     prov = Provenance(
-        base["campaign"], base["candidate_id"], base["ancestors"], base["generator"], base["run_dir"],
+        base["campaign"],
+        base["candidate_id"],
+        base["ancestors"],
+        base["generator"],
+        base["run_dir"],
         base["description"],
         split_scores(bench["results"][args.variant]["per_task"], base["scores"], bench["repeats"]),
         note=f"not the campaign's code: {subject(base, args.base)} re-rendered by the synthesizer after the "
-             f"campaign{differences(changed, args.why)}, variant {args.variant!r} of `{bench['command']}` "
-             f"({bench['date']}); the scores are that benchmark's")
+        f"campaign{differences(changed, args.why)}, variant {args.variant!r} of `{bench['command']}` "
+        f"({bench['date']}); the scores are that benchmark's",
+    )
     path = write_module(args.name, module_source(args.name, source, prov), overwrite=args.force)
     print(f"wrote {path}\nreport: {write_report(path, args.name, prov, {})}")
     return 0

@@ -34,10 +34,11 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from per_run import traces_of  # noqa: E402  (bench's seeds and budget)
+
 from generator.evaluation.evaluate import load_task_paths  # noqa: E402
 from generator.scoring.score import score_traces  # noqa: E402
 from generator.tasks.space import SearchSpace  # noqa: E402
-from per_run import traces_of  # noqa: E402  (bench's seeds and budget)
 
 
 def matching_rows(task, where: str | None) -> np.ndarray:
@@ -59,12 +60,14 @@ def first_evaluations(task, strategy: str, repeats: int, first: int, seed: int, 
     heads = [t.rows[:first] for t in traces]
     optimum = np.nanmin(sign * values)
     start = [np.nanmin(sign * values[h]) / optimum for h in heads if np.isfinite(values[h]).any()]
-    return {"p": score_traces(task, traces).score,
-            "start_vs_optimum_median": float(np.median(start)),  # best of the first evaluations, in optima
-            "start_vs_optimum_q3": float(np.percentile(start, 75)),
-            "slowest_tenth_share": float(np.mean(np.concatenate([slow[h] for h in heads]))),
-            "where_share": float(np.mean(np.concatenate([matching[h] for h in heads]))),
-            "evaluations": float(np.mean([t.rows.size for t in traces]))}
+    return {
+        "p": score_traces(task, traces).score,
+        "start_vs_optimum_median": float(np.median(start)),  # best of the first evaluations, in optima
+        "start_vs_optimum_q3": float(np.percentile(start, 75)),
+        "slowest_tenth_share": float(np.mean(np.concatenate([slow[h] for h in heads]))),
+        "where_share": float(np.mean(np.concatenate([matching[h] for h in heads]))),
+        "evaluations": float(np.mean([t.rows.size for t in traces])),
+    }
 
 
 def main() -> None:
@@ -80,16 +83,27 @@ def main() -> None:
     warnings.simplefilter("ignore")  # the task warnings bench prints; this script prints its own table
     task = load_task_paths([args.task])[0]
     matching = matching_rows(task, args.where)
-    doc = {"command": " ".join(["python", "benchmarks/first_evaluations.py", *sys.argv[1:]]),
-           "date": datetime.date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-           "task": task.name, "repeats": args.repeats, "first": args.first, "where": args.where, "strategies": {}}
-    print(f"{'strategy':56}{'P':>8}{'start/optimum':>15}{'(q3)':>8}{'slowest tenth':>15}{(args.where or '')[:22]:>24}"
-          f"{'evaluations':>13}")
+    doc = {
+        "command": " ".join(["python", "benchmarks/first_evaluations.py", *sys.argv[1:]]),
+        "date": datetime.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "task": task.name,
+        "repeats": args.repeats,
+        "first": args.first,
+        "where": args.where,
+        "strategies": {},
+    }
+    print(
+        f"{'strategy':56}{'P':>8}{'start/optimum':>15}{'(q3)':>8}{'slowest tenth':>15}{(args.where or '')[:22]:>24}"
+        f"{'evaluations':>13}"
+    )
     for strategy in args.strategies.split(","):
         row = first_evaluations(task, strategy, args.repeats, args.first, args.seed, matching)
         doc["strategies"][strategy] = row
-        print(f"{strategy[-56:]:56}{row['p']:>8.3f}{row['start_vs_optimum_median']:>15.2f}{row['start_vs_optimum_q3']:>8.2f}"
-              f"{row['slowest_tenth_share']:>15.2f}{row['where_share']:>24.2f}{row['evaluations']:>13.1f}")
+        print(
+            f"{strategy[-56:]:56}{row['p']:>8.3f}{row['start_vs_optimum_median']:>15.2f}{row['start_vs_optimum_q3']:>8.2f}"
+            f"{row['slowest_tenth_share']:>15.2f}{row['where_share']:>24.2f}{row['evaluations']:>13.1f}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
 

@@ -39,11 +39,30 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 OLD_BEST = "generated_algorithms/archive/knn_late_acceptance.py"
 MACHINE = f"{platform.machine()}, {os.cpu_count()} cores (shared)"
-KT_TEST = ["dual_annealing", "diff_evo", "genetic_algorithm", "firefly_algorithm", "simulated_annealing",
-           "random_sample"]
-KT_ALL = ["basinhopping", "diff_evo", "dual_annealing", "firefly_algorithm", "genetic_algorithm", "greedy_ils",
-          "greedy_mls", "minimize", "mls", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing",
-          "adaptive_tabu_greywolf"]
+KT_TEST = [
+    "dual_annealing",
+    "diff_evo",
+    "genetic_algorithm",
+    "firefly_algorithm",
+    "simulated_annealing",
+    "random_sample",
+]
+KT_ALL = [
+    "basinhopping",
+    "diff_evo",
+    "dual_annealing",
+    "firefly_algorithm",
+    "genetic_algorithm",
+    "greedy_ils",
+    "greedy_mls",
+    "minimize",
+    "mls",
+    "ordered_greedy_mls",
+    "pso",
+    "random_sample",
+    "simulated_annealing",
+    "adaptive_tabu_greywolf",
+]
 
 
 def test_tasks(campaign: Path) -> list[str]:
@@ -55,8 +74,20 @@ def test_tasks(campaign: Path) -> list[str]:
 
 def bench(tasks: list[str], strategies: list[str], repeats: int, out: Path) -> dict:
     """Run `tunesmith bench` in its own process; its JSON."""
-    argv = [sys.executable, "-m", "generator.cli", "bench", "--strategies", ",".join(strategies),
-            "--repeats", str(repeats), "--se", "--no-progress", "--json", str(out)]
+    argv = [
+        sys.executable,
+        "-m",
+        "generator.cli",
+        "bench",
+        "--strategies",
+        ",".join(strategies),
+        "--repeats",
+        str(repeats),
+        "--se",
+        "--no-progress",
+        "--json",
+        str(out),
+    ]
     for task in tasks:
         argv += ["--tasks", task]
     subprocess.run(argv, cwd=ROOT, check=True)
@@ -71,15 +102,16 @@ def with_reused(fresh: dict, earlier: Path, winner: str) -> dict:
     old = json.loads(earlier.read_text())
     for key in ("tasks", "repeats", "seed"):
         if old.get(key) != fresh.get(key):
-            raise SystemExit(f"--reuse: {earlier} has {key} {old.get(key)!r}, this run {fresh.get(key)!r}; "
-                             "reuse a run of the same campaign and repeats, or run without --reuse")
+            raise SystemExit(
+                f"--reuse: {earlier} has {key} {old.get(key)!r}, this run {fresh.get(key)!r}; "
+                "reuse a run of the same campaign and repeats, or run without --reuse"
+            )
     old["results"] = {**{k: v for k, v in old["results"].items() if k != winner}, **fresh["results"]}
     old.update(date=fresh["date"], machine=fresh["machine"], reused_from=str(earlier.relative_to(ROOT)))
     return old
 
 
-def run_or_reuse(tasks: list[str], winner: str, others: list[str], repeats: int, out: Path,
-                 reuse: Path | None) -> dict:
+def run_or_reuse(tasks: list[str], winner: str, others: list[str], repeats: int, out: Path, reuse: Path | None) -> dict:
     """bench the winner and the others; with `reuse`, bench the winner only and take the others from there."""
     if reuse is None:
         return bench(tasks, [winner, *others], repeats, out)
@@ -92,9 +124,11 @@ def test_table(data: dict, winner: str) -> dict:
     # bench's mean over tasks and its standard error (generator.bench.results.mean_standard_error)
     rows = {name: (r["score"], r["se"]) for name, r in data["results"].items() if "per_task" in r}
     (w, w_se), (o, o_se) = rows[winner], rows[OLD_BEST]
-    diff_se = math.sqrt(w_se ** 2 + o_se ** 2)
-    return {"mean_p": {k: {"p": p, "se": se} for k, (p, se) in rows.items()},
-            "winner_minus_old": {"diff": w - o, "se": diff_se, "outside_2se": abs(w - o) > 2 * diff_se}}
+    diff_se = math.sqrt(w_se**2 + o_se**2)
+    return {
+        "mean_p": {k: {"p": p, "se": se} for k, (p, se) in rows.items()},
+        "winner_minus_old": {"diff": w - o, "se": diff_se, "outside_2se": abs(w - o) > 2 * diff_se},
+    }
 
 
 def gaps(data: dict, winner: str) -> dict:
@@ -107,9 +141,16 @@ def gaps(data: dict, winner: str) -> dict:
         below = kt[best]["score"] - mine["score"]
         se = math.sqrt(kt[best]["se"] ** 2 + mine["se"] ** 2)
         # "more than 0.10 below" counts only where noise cannot explain it: below - 0.10 > 2 SE
-        out[task] = {"winner": mine["score"], "winner_se": mine["se"], "best_kt": best,
-                     "best_kt_p": kt[best]["score"], "best_kt_se": kt[best]["se"], "below_best_kt": below,
-                     "below_se": se, "more_than_0.10_below": below - 0.10 > 2 * se}
+        out[task] = {
+            "winner": mine["score"],
+            "winner_se": mine["se"],
+            "best_kt": best,
+            "best_kt_p": kt[best]["score"],
+            "best_kt_se": kt[best]["se"],
+            "below_best_kt": below,
+            "below_se": se,
+            "more_than_0.10_below": below - 0.10 > 2 * se,
+        }
     return out
 
 
@@ -120,23 +161,46 @@ def main() -> None:
     ap.add_argument("--test-repeats", type=int, default=100)
     ap.add_argument("--all-repeats", type=int, default=10)
     ap.add_argument("--out", default="benchmarks/results/flagship")
-    ap.add_argument("--also", default="", help="comma-separated strategies for the test table only (e.g. earlier winners)")
-    ap.add_argument("--reuse", help="an earlier --out folder of the same campaign and repeats: run only the winner, "
-                                    "take every other row from there")
+    ap.add_argument(
+        "--also", default="", help="comma-separated strategies for the test table only (e.g. earlier winners)"
+    )
+    ap.add_argument(
+        "--reuse",
+        help="an earlier --out folder of the same campaign and repeats: run only the winner, "
+        "take every other row from there",
+    )
     args = ap.parse_args()
     os.environ.setdefault("TUNESMITH_BENCHMARK_HUB", str(SHARED / "benchmark_hub"))
     out = ROOT / args.out
     out.mkdir(parents=True, exist_ok=True)
     also = [a for a in args.also.split(",") if a and a not in (args.winner, OLD_BEST)]
     reuse = ROOT / args.reuse if args.reuse else None
-    test = run_or_reuse(test_tasks(ROOT / args.campaign), args.winner, [OLD_BEST, *also, *KT_TEST], args.test_repeats,
-                        out / "test.json", reuse)
-    every = run_or_reuse([str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"], args.winner,
-                         KT_ALL, args.all_repeats, out / "all_spaces.json", reuse)
-    summary = {"command": " ".join(["python", "benchmarks/flagship_tables.py", *sys.argv[1:]]),
-               "date": datetime.date.today().isoformat(), "machine": MACHINE,
-               "winner": args.winner, "test_repeats": args.test_repeats, "all_repeats": args.all_repeats,
-               "test": test_table(test, args.winner), "gaps": gaps(every, args.winner)}
+    test = run_or_reuse(
+        test_tasks(ROOT / args.campaign),
+        args.winner,
+        [OLD_BEST, *also, *KT_TEST],
+        args.test_repeats,
+        out / "test.json",
+        reuse,
+    )
+    every = run_or_reuse(
+        [str(SHARED / "benchmark_hub"), str(SHARED / "more_spaces"), "problems"],
+        args.winner,
+        KT_ALL,
+        args.all_repeats,
+        out / "all_spaces.json",
+        reuse,
+    )
+    summary = {
+        "command": " ".join(["python", "benchmarks/flagship_tables.py", *sys.argv[1:]]),
+        "date": datetime.date.today().isoformat(),
+        "machine": MACHINE,
+        "winner": args.winner,
+        "test_repeats": args.test_repeats,
+        "all_repeats": args.all_repeats,
+        "test": test_table(test, args.winner),
+        "gaps": gaps(every, args.winner),
+    }
     worst = max(summary["gaps"].items(), key=lambda kv: kv[1]["below_best_kt"])
     summary["worst_gap"] = {"task": worst[0], **worst[1]}
     summary["spaces_more_than_0.10_below"] = sorted(t for t, g in summary["gaps"].items() if g["more_than_0.10_below"])

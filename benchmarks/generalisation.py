@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from generator.archive import Archive
-from generator.config import TasksConfig
 from generator.bench.generalisation import DEFAULT_BASELINES, Generalisation, compare, markdown, write
+from generator.config import TasksConfig
 from generator.tasks.entries import load_task_set
 
 
@@ -26,7 +26,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("run_dir", help="campaign run directory (its train/test tasks are used)")
     p.add_argument("--modules", default="", help="comma-separated exported modules (generated_algorithms/x.py)")
-    p.add_argument("--baselines", default="default", help="'default', 'none' or comma-separated Kernel Tuner strategies")
+    p.add_argument(
+        "--baselines", default="default", help="'default', 'none' or comma-separated Kernel Tuner strategies"
+    )
     p.add_argument("--extra", action="append", default=[], help="more held-out task entries (own columns)")
     p.add_argument("--merge", help="a generalisation JSON made with the same tasks/repeats/seed: add its rows")
     p.add_argument("--repeats", type=int, default=10)
@@ -46,8 +48,7 @@ def main(argv=None) -> int:
         baselines = [b for b in args.baselines.split(",") if b]
     strategies = [m for m in args.modules.split(",") if m] + baselines
     note = f"run {args.run_dir}; budgets: the methodology's time budget per task; repeats {args.repeats}"
-    g = compare(train, test, strategies, args.repeats, args.seed, args.workers, progress=True, note=note,
-                extra=extra)
+    g = compare(train, test, strategies, args.repeats, args.seed, args.workers, progress=True, note=note, extra=extra)
     if args.merge:
         g = g.merged(Generalisation.from_dict(json.loads(Path(args.merge).read_text())))
     write(g, args.json or f"{args.run_dir}/hpo/generalisation.json", args.md)

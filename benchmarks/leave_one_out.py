@@ -35,8 +35,16 @@ from generator.llm.synth.profile import Profile  # noqa: E402
 from generator.tasks.entries import load_task_set  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
-PROBLEMS = ["conv2d/H200", "dedisp/H200", "gemm/H200", "hotspot/H200", "nbody/H100", "reduction/H100",
-            "stencil3d/H100", "transpose/H100"]
+PROBLEMS = [
+    "conv2d/H200",
+    "dedisp/H200",
+    "gemm/H200",
+    "hotspot/H200",
+    "nbody/H100",
+    "reduction/H100",
+    "stencil3d/H100",
+    "transpose/H100",
+]
 SHIPPED = ["knn_late_acceptance", "knn_annealing_ils", "knn_tabu_late_acceptance"]
 SHIPPED_TRAIN = ["convolution_milo/A100", "dedispersion_milo/A100"]  # generated_algorithms/reports
 
@@ -84,22 +92,32 @@ def main(argv=None) -> int:
     scores = {Path(r.label).stem: {t: s.score for t, s in r.per_task.items()} for r in results}
     pool_scores = {k: v for k, v in scores.items() if k not in SHIPPED}
     loo = leave_one_out(pool_scores)
-    doc = {"command": "python benchmarks/leave_one_out.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "date": time.strftime("%Y-%m-%d", time.gmtime()), "machine": f"{platform.node()} ({os.cpu_count()} cores, "
-           "shared)", "wall_s": round(time.time() - start, 1), "repeats": args.repeats, "seed": args.seed,
-           "spaces": [t.name for t in tasks], "pool": sorted(pool_scores),
-           "leave_one_out": loo.to_dict(),
-           "shipped": {m: split_gap(scores[m], SHIPPED_TRAIN) for m in SHIPPED if m in scores},
-           "scores": scores}
+    doc = {
+        "command": "python benchmarks/leave_one_out.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)",
+        "wall_s": round(time.time() - start, 1),
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "spaces": [t.name for t in tasks],
+        "pool": sorted(pool_scores),
+        "leave_one_out": loo.to_dict(),
+        "shipped": {m: split_gap(scores[m], SHIPPED_TRAIN) for m in SHIPPED if m in scores},
+        "scores": scores,
+    }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(doc, indent=1))
     s = loo.summary()
-    print(f"pool of {len(pool_scores)}, {s['folds']} folds: winner's train P {s['mean_train']:.3f}, held-out P "
-          f"{s['mean_held_out']:.3f} ± {s['held_out_se']:.3f}, gap {s['mean_gap']:.3f} ± {s['gap_se']:.3f}, "
-          f"regret vs the pool's best on the held-out space {s['mean_regret']:.3f} ± {s['regret_se']:.3f}")
+    print(
+        f"pool of {len(pool_scores)}, {s['folds']} folds: winner's train P {s['mean_train']:.3f}, held-out P "
+        f"{s['mean_held_out']:.3f} ± {s['held_out_se']:.3f}, gap {s['mean_gap']:.3f} ± {s['gap_se']:.3f}, "
+        f"regret vs the pool's best on the held-out space {s['mean_regret']:.3f} ± {s['regret_se']:.3f}"
+    )
     for m, g in doc["shipped"].items():
-        print(f"{m}: train P {g['train']:.3f}, held-out P {g['held_out']:.3f} ± {g['held_out_se']:.3f} "
-              f"({g['held_out_spaces']} spaces), gap {g['gap']:.3f}")
+        print(
+            f"{m}: train P {g['train']:.3f}, held-out P {g['held_out']:.3f} ± {g['held_out_se']:.3f} "
+            f"({g['held_out_spaces']} spaces), gap {g['gap']:.3f}"
+        )
     print(f"wrote {args.json}")
     return 0
 

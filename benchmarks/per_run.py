@@ -64,17 +64,26 @@ def main() -> None:
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # the task warnings bench prints; this script prints its own table
     task = load_task_paths([args.task])[0]
-    doc = {"command": " ".join(["python", "benchmarks/per_run.py", *sys.argv[1:]]),
-           "date": datetime.date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-           "task": task.name, "repeats": args.repeats, "strategies": {}}
+    doc = {
+        "command": " ".join(["python", "benchmarks/per_run.py", *sys.argv[1:]]),
+        "date": datetime.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "task": task.name,
+        "repeats": args.repeats,
+        "strategies": {},
+    }
     for strategy in args.strategies.split(","):
         runs = runs_of(task, strategy, args.repeats, args.seed)
         ends = collections.Counter(round(r["best"], 2) if r["best"] is not None else None for r in runs)
-        doc["strategies"][strategy] = {"mean_p": float(np.mean([r["p"] for r in runs])),
-                                       "final_best_counts": {str(k): v for k, v in ends.most_common()},
-                                       "runs": runs}
-        print(f"{strategy}: mean P {doc['strategies'][strategy]['mean_p']:.3f}; runs ended at "
-              + ", ".join(f"{k} ({v}x)" for k, v in ends.most_common(5)))
+        doc["strategies"][strategy] = {
+            "mean_p": float(np.mean([r["p"] for r in runs])),
+            "final_best_counts": {str(k): v for k, v in ends.most_common()},
+            "runs": runs,
+        }
+        print(
+            f"{strategy}: mean P {doc['strategies'][strategy]['mean_p']:.3f}; runs ended at "
+            + ", ".join(f"{k} ({v}x)" for k, v in ends.most_common(5))
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
 

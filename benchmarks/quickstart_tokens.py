@@ -39,12 +39,17 @@ def main(argv=None) -> int:
         row["prompt_tokens"] += x.prompt_tokens
         row["completion_tokens"] += x.completion_tokens
     models = sorted({x.model for x in exchanges})
-    out = {"command": args.command, "date": date.today().isoformat(),
-           "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-           "model": ", ".join(models), "candidates": len(archive.candidates()), "calls": len(exchanges),
-           "prompt_tokens": sum(x.prompt_tokens for x in exchanges),
-           "completion_tokens": sum(x.completion_tokens for x in exchanges),
-           "by_purpose": dict(sorted(by_purpose.items()))}
+    out = {
+        "command": args.command,
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+        "model": ", ".join(models),
+        "candidates": len(archive.candidates()),
+        "calls": len(exchanges),
+        "prompt_tokens": sum(x.prompt_tokens for x in exchanges),
+        "completion_tokens": sum(x.completion_tokens for x in exchanges),
+        "by_purpose": dict(sorted(by_purpose.items())),
+    }
     Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps({k: v for k, v in out.items() if k != "by_purpose"}))
     return 0

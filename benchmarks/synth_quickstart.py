@@ -36,8 +36,11 @@ BASELINES = ("genetic_algorithm", "simulated_annealing", "hybrid_vndx", "adaptiv
 def run_campaign(config: str, run_dir: str) -> float:
     """Run the campaign in a fresh process; its wall time in seconds."""
     start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "generator.cli", "run", config, "--run-dir", run_dir, "--no-progress"],
-                   cwd=ROOT, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "generator.cli", "run", config, "--run-dir", run_dir, "--no-progress"],
+        cwd=ROOT,
+        check=True,
+    )
     return time.monotonic() - start
 
 
@@ -51,8 +54,14 @@ def candidate_counts(archive) -> dict:
             kind = c.error.get("kind", "unknown")
             failed[kind] = failed.get(kind, 0) + 1
     ran = sum(1 for c in own if not c.error)
-    return {"generated": len(made), "duplicates": len(made) - len(own), "distinct": len(own), "ran": ran,
-            "failed": failed, "success_rate": ran / len(own) if own else 0.0}
+    return {
+        "generated": len(made),
+        "duplicates": len(made) - len(own),
+        "distinct": len(own),
+        "ran": ran,
+        "failed": failed,
+        "success_rate": ran / len(own) if own else 0.0,
+    }
 
 
 def campaign_summary(archive, shown_dir: Path) -> str:
@@ -67,19 +76,27 @@ def campaign_summary(archive, shown_dir: Path) -> str:
     for exchange in archive.exchanges():
         usage.add(exchange)
     status, board = archive.status(), archive.best(10)
-    summary = Summary(shown_dir, status.get("state", "stopped"), status.get("reason", ""),
-                      len(archive.candidates()), archive.config["evolution"]["budget"], usage.to_dict(), board,
-                      shown_dir / board[0].code_path if board else None, archive.config["llm"]["model"],
-                      load_choice(archive.run_dir) if archive.config["tasks"].get("validation") else None,
-                      load_test(archive.run_dir))
+    summary = Summary(
+        shown_dir,
+        status.get("state", "stopped"),
+        status.get("reason", ""),
+        len(archive.candidates()),
+        archive.config["evolution"]["budget"],
+        usage.to_dict(),
+        board,
+        shown_dir / board[0].code_path if board else None,
+        archive.config["llm"]["model"],
+        load_choice(archive.run_dir) if archive.config["tasks"].get("validation") else None,
+        load_test(archive.run_dir),
+    )
     return format_summary(summary)
 
 
 def compare(run_dir: Path, archive, repeats: int, seed: int, workers: int | None) -> dict:
     """Best candidate vs the baselines on the run's training and test tasks."""
     from generator.bench.bench import bench
-    from generator.config import TasksConfig
     from generator.bench.runner import parse_strategy
+    from generator.config import TasksConfig
     from generator.tasks.entries import load_task_set
 
     tasks_cfg = TasksConfig.model_validate(archive.config["tasks"])
@@ -93,11 +110,21 @@ def compare(run_dir: Path, archive, repeats: int, seed: int, workers: int | None
     for label, r in zip([f"best candidate {best.id}"] + list(BASELINES), results):
         tr = [s.score for n, s in r.per_task.items() if n in names]
         te = [s.score for n, s in r.per_task.items() if n not in names]
-        rows.append({"strategy": label, "train": sum(tr) / len(tr), "test": sum(te) / len(te) if te else None,
-                     "per_task": {n: s.score for n, s in r.per_task.items()}, "wall_s": r.wall_s})
-    return {"best": {"id": best.id, "description": best.description, "campaign_score": best.score,
-                     "code": best.code_path},
-            "train": [t.name for t in train], "test": [t.name for t in test], "rows": rows}
+        rows.append(
+            {
+                "strategy": label,
+                "train": sum(tr) / len(tr),
+                "test": sum(te) / len(te) if te else None,
+                "per_task": {n: s.score for n, s in r.per_task.items()},
+                "wall_s": r.wall_s,
+            }
+        )
+    return {
+        "best": {"id": best.id, "description": best.description, "campaign_score": best.score, "code": best.code_path},
+        "train": [t.name for t in train],
+        "test": [t.name for t in test],
+        "rows": rows,
+    }
 
 
 def markdown(result: dict) -> str:
@@ -111,11 +138,14 @@ def markdown(result: dict) -> str:
         lines.append(f"| {row['strategy']} | {row['train']:.3f} | {test} | {cells} |")
     c = result["counts"]
     lines.append("")
-    lines.append(f"Campaign: {c['generated']} candidates ({c['duplicates']} duplicates) in "
-                 f"{result['campaign_wall_s'] / 60:.1f} min; {c['ran']} of {c['distinct']} distinct candidates "
-                 f"ran without error ({100 * c['success_rate']:.0f}%); failures by kind: {c['failed'] or 'none'}.")
-    lines.append(f"Scores: {result['repeats']} repeats per task, seed {result['seed']}; {result['machine']}; "
-                 f"{result['date']}.")
+    lines.append(
+        f"Campaign: {c['generated']} candidates ({c['duplicates']} duplicates) in "
+        f"{result['campaign_wall_s'] / 60:.1f} min; {c['ran']} of {c['distinct']} distinct candidates "
+        f"ran without error ({100 * c['success_rate']:.0f}%); failures by kind: {c['failed'] or 'none'}."
+    )
+    lines.append(
+        f"Scores: {result['repeats']} repeats per task, seed {result['seed']}; {result['machine']}; {result['date']}."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -139,11 +169,17 @@ def main(argv=None) -> int:
     if wall is None:  # an existing run: its own record of start and end
         made = archive.candidates()
         wall = max(c.created for c in made) - min(c.created for c in made) if made else 0.0
-    result = {"config": args.config, "run_dir": str(run_dir), "campaign_wall_s": wall,
-              "summary": campaign_summary(archive, _own_run_dir(args.config)), "counts": candidate_counts(archive),
-              "repeats": args.repeats, "seed": args.seed,
-              "machine": f"{platform.machine()} {platform.processor() or ''}".strip() + f", {_cpus()} CPUs",
-              "date": date.today().isoformat()}
+    result = {
+        "config": args.config,
+        "run_dir": str(run_dir),
+        "campaign_wall_s": wall,
+        "summary": campaign_summary(archive, _own_run_dir(args.config)),
+        "counts": candidate_counts(archive),
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip() + f", {_cpus()} CPUs",
+        "date": date.today().isoformat(),
+    }
     result["compare"] = compare(run_dir, archive, args.repeats, args.seed, args.workers)
     table = markdown(result)
     print(table)

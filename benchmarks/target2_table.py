@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from flagship_tables import gaps  # noqa: E402  (the per-space comparison, as the 8-repeat table makes it)
+
 from generator.bench.bench import bench  # noqa: E402
 from generator.bench.results import standard_error  # noqa: E402
 from generator.bench.runner import parse_strategy  # noqa: E402
@@ -40,8 +41,11 @@ from generator.tasks.entries import load_tasks  # noqa: E402
 
 def leaders(reference: dict, task: str, top: int) -> list[str]:
     """The `top` Kernel Tuner strategies with the highest P on `task` in the reference table."""
-    kt = [(r["per_task"][task]["score"], name) for name, r in reference["results"].items()
-          if not name.endswith(".py") and task in r.get("per_task", {})]
+    kt = [
+        (r["per_task"][task]["score"], name)
+        for name, r in reference["results"].items()
+        if not name.endswith(".py") and task in r.get("per_task", {})
+    ]
     return [name for _, name in sorted(kt, reverse=True)[:top]]
 
 
@@ -56,10 +60,14 @@ def every_task() -> dict:
 
 def measure(task, strategies: list[str], repeats: int, workers: int) -> dict:
     """P ± SE of each strategy on one task (bench's seeds: repeat r of every strategy has the same seed)."""
-    results = bench([task], [parse_strategy(s) for s in strategies], repeats=repeats, seed=0, workers=workers,
-                    progress=False)
-    return {r.label: {"score": r.per_task[task.name].score, "se": standard_error(r.per_task[task.name])}
-            for r in results if task.name in r.per_task}
+    results = bench(
+        [task], [parse_strategy(s) for s in strategies], repeats=repeats, seed=0, workers=workers, progress=False
+    )
+    return {
+        r.label: {"score": r.per_task[task.name].score, "se": standard_error(r.per_task[task.name])}
+        for r in results
+        if task.name in r.per_task
+    }
 
 
 def main() -> None:
@@ -77,10 +85,15 @@ def main() -> None:
     doc = json.loads(out.read_text()) if out.exists() else {}
     settings = {"winner": args.winner, "reference": args.reference, "top": args.top, "repeats": args.repeats}
     if doc and doc.get("settings") != settings:
-        raise SystemExit(f"target2_table: {args.json} holds a run with other settings ({doc.get('settings')}); "
-                         "pass another --json, or delete it to start again")
-    doc = doc or {"command": " ".join(["python", "benchmarks/target2_table.py", *sys.argv[1:]]),
-                  "settings": settings, "results": {}}
+        raise SystemExit(
+            f"target2_table: {args.json} holds a run with other settings ({doc.get('settings')}); "
+            "pass another --json, or delete it to start again"
+        )
+    doc = doc or {
+        "command": " ".join(["python", "benchmarks/target2_table.py", *sys.argv[1:]]),
+        "settings": settings,
+        "results": {},
+    }
     tasks = every_task()
     for name in reference["tasks"]:
         if name in doc["results"].get(args.winner, {}).get("per_task", {}):
@@ -88,7 +101,9 @@ def main() -> None:
         strategies = [args.winner, *leaders(reference, name, args.top)]
         for strategy, row in measure(tasks[name], strategies, args.repeats, args.workers).items():
             doc["results"].setdefault(strategy, {"per_task": {}})["per_task"][name] = row
-        doc.update(date=datetime.date.today().isoformat(), machine=f"{platform.machine()}, {os.cpu_count()} cores (shared)")
+        doc.update(
+            date=datetime.date.today().isoformat(), machine=f"{platform.machine()}, {os.cpu_count()} cores (shared)"
+        )
         out.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"{name}: done", flush=True)
     doc["gaps"] = gaps(doc, args.winner)
@@ -97,10 +112,14 @@ def main() -> None:
     out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"{'space':28}{'winner':>16}{'best Kernel Tuner strategy':>30}{'':>16}{'below':>16}")
     for task, g in sorted(doc["gaps"].items(), key=lambda kv: -kv[1]["below_best_kt"]):
-        print(f"{task:28}{g['winner']:>9.3f} ± {g['winner_se']:.3f}{g['best_kt']:>30}{g['best_kt_p']:>9.3f} ± "
-              f"{g['best_kt_se']:.3f}{g['below_best_kt']:>9.3f} ± {g['below_se']:.3f}")
-    print(f"more than 0.10 below, outside 2 SE: {doc['spaces_more_than_0.10_below'] or 'none'}; "
-          f"behind by more than 0.10: {doc['spaces_behind_by_more_than_0.10'] or 'none'}")
+        print(
+            f"{task:28}{g['winner']:>9.3f} ± {g['winner_se']:.3f}{g['best_kt']:>30}{g['best_kt_p']:>9.3f} ± "
+            f"{g['best_kt_se']:.3f}{g['below_best_kt']:>9.3f} ± {g['below_se']:.3f}"
+        )
+    print(
+        f"more than 0.10 below, outside 2 SE: {doc['spaces_more_than_0.10_below'] or 'none'}; "
+        f"behind by more than 0.10: {doc['spaces_behind_by_more_than_0.10'] or 'none'}"
+    )
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ class Candidate:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Candidate":
+    def from_dict(cls, data: dict) -> Candidate:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -153,7 +153,7 @@ class Archive:
 
     # -- creating and opening -------------------------------------------------------------
     @classmethod
-    def create(cls, run_dir, config: dict, campaign_text: str = "", campaign_name: str = "") -> "Archive":
+    def create(cls, run_dir, config: dict, campaign_text: str = "", campaign_name: str = "") -> Archive:
         """Make a new run directory holding the configuration."""
         from generator import __version__
 
@@ -163,18 +163,22 @@ class Archive:
         (run_dir / "code").mkdir(parents=True, exist_ok=True)
         if campaign_text:
             write_atomic(run_dir / "campaign.toml", campaign_text)
-        write_atomic(run_dir / "run.json", json.dumps(
-            {"created": time.time(), "tunesmith_version": __version__, "campaign": campaign_name}, indent=1))
+        write_atomic(
+            run_dir / "run.json",
+            json.dumps({"created": time.time(), "tunesmith_version": __version__, "campaign": campaign_name}, indent=1),
+        )
         # config.json last: its presence marks a complete run directory
         write_atomic(run_dir / CONFIG, json.dumps(config, indent=1, default=str))
         return cls(run_dir)
 
     @classmethod
-    def open(cls, run_dir) -> "Archive":
+    def open(cls, run_dir) -> Archive:
         """Open an existing run directory (to read it, or to continue appending)."""
         run_dir = Path(run_dir)
         if not (run_dir / CONFIG).exists():
-            raise ArchiveError(f"{run_dir}: not a Tunesmith run directory (no {CONFIG}); give the output.run_dir of a campaign")
+            raise ArchiveError(
+                f"{run_dir}: not a Tunesmith run directory (no {CONFIG}); give the output.run_dir of a campaign"
+            )
         return cls(run_dir)
 
     @staticmethod
@@ -245,11 +249,20 @@ class Archive:
 
         rows = []
         for c in self.candidates():
-            row = {"id": c.id, "generation": c.generation, "operator": c.operator,
-                   "parent_ids": ",".join(c.parent_ids), "description": c.description, "score": c.score,
-                   "se": c.se, "runs": c.runs,
-                   "error_kind": (c.error or {}).get("kind"), "duplicate_of": c.duplicate_of,
-                   "code_path": c.code_path, "exchange_id": c.exchange_id}
+            row = {
+                "id": c.id,
+                "generation": c.generation,
+                "operator": c.operator,
+                "parent_ids": ",".join(c.parent_ids),
+                "description": c.description,
+                "score": c.score,
+                "se": c.se,
+                "runs": c.runs,
+                "error_kind": (c.error or {}).get("kind"),
+                "duplicate_of": c.duplicate_of,
+                "code_path": c.code_path,
+                "exchange_id": c.exchange_id,
+            }
             row.update({f"score:{t}": s for t, s in c.per_task.items()})
             row.update({f"{k}": v for k, v in c.timings.items()})
             rows.append(row)

@@ -10,11 +10,12 @@ import sys
 
 from generator.errors import TunesmithError
 
-
 # What `tunesmith --help` says (the module docstring above is for developers).
-DESCRIPTION = ("Generate optimization algorithms for GPU auto-tuning with an LLM (or the offline synthesizer), "
-               "score them on search spaces, tune them with Optuna and export them as Kernel Tuner strategies. "
-               "Start with: tunesmith run campaigns/quickstart.toml")
+DESCRIPTION = (
+    "Generate optimization algorithms for GPU auto-tuning with an LLM (or the offline synthesizer), "
+    "score them on search spaces, tune them with Optuna and export them as Kernel Tuner strategies. "
+    "Start with: tunesmith run campaigns/quickstart.toml"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,10 +60,10 @@ def _setup_lineage(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_lineage(args) -> int:
+    import shutil
+
     from generator.review.lineage import Lineage
     from generator.review.views import render_tree
-
-    import shutil
 
     columns = shutil.get_terminal_size((120, 24)).columns
     _print_long(render_tree(Lineage.load(args.run_dir), args.id, color=sys.stdout.isatty(), columns=columns))
@@ -85,8 +86,11 @@ def _cmd_show(args) -> int:
 
 def _setup_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory (finished, running or interrupted)")
-    p.add_argument("-o", "--output", help="HTML file to write (default RUN_DIR/report/report.html); "
-                                          "PNGs go in NAME_files/ beside it")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="HTML file to write (default RUN_DIR/report/report.html); PNGs go in NAME_files/ beside it",
+    )
 
 
 def _cmd_report(args) -> int:
@@ -109,17 +113,31 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="campaign file, e.g. campaigns/quickstart.toml")
     p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
     p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
-    p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
-    p.add_argument("--worker-wait", type=float, metavar="SECONDS",
-                   help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)")
+    p.add_argument(
+        "--executor",
+        metavar="URL",
+        help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)",
+    )
+    p.add_argument(
+        "--worker-wait",
+        type=float,
+        metavar="SECONDS",
+        help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _cmd_run(args) -> int:
     from generator.campaign.loop import format_summary, run_campaign
 
-    summary = run_campaign(args.config, run_dir=args.run_dir, budget=args.budget, progress=not args.no_progress,
-                           executor=args.executor, worker_wait=args.worker_wait)
+    summary = run_campaign(
+        args.config,
+        run_dir=args.run_dir,
+        budget=args.budget,
+        progress=not args.no_progress,
+        executor=args.executor,
+        worker_wait=args.worker_wait,
+    )
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -127,17 +145,30 @@ def _cmd_run(args) -> int:
 def _setup_resume(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="run directory of an interrupted or finished campaign")
     p.add_argument("--budget", type=int, help="new total budget in candidates (to extend a finished run)")
-    p.add_argument("--executor", metavar="URL", help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)")
-    p.add_argument("--worker-wait", type=float, metavar="SECONDS",
-                   help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)")
+    p.add_argument(
+        "--executor",
+        metavar="URL",
+        help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)",
+    )
+    p.add_argument(
+        "--worker-wait",
+        type=float,
+        metavar="SECONDS",
+        help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _cmd_resume(args) -> int:
     from generator.campaign.loop import format_summary, resume
 
-    summary = resume(args.run_dir, budget=args.budget, progress=not args.no_progress, executor=args.executor,
-                     worker_wait=args.worker_wait)
+    summary = resume(
+        args.run_dir,
+        budget=args.budget,
+        progress=not args.no_progress,
+        executor=args.executor,
+        worker_wait=args.worker_wait,
+    )
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -177,8 +208,12 @@ def _cmd_stats(args) -> int:
 
 def _setup_prompt(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="campaign file")
-    p.add_argument("--operator", default="new", choices=["new", "refine", "simplify", "fix", "crossover"],
-                   help="which operator's prompt to render (parents are placeholders)")
+    p.add_argument(
+        "--operator",
+        default="new",
+        choices=["new", "refine", "simplify", "fix", "crossover"],
+        help="which operator's prompt to render (parents are placeholders)",
+    )
 
 
 def _cmd_prompt(args) -> int:
@@ -204,8 +239,12 @@ def _setup_hpo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id", action="append", dest="ids", help="tune this candidate (repeatable) instead of the top K")
     p.add_argument("--trials", type=int, help="Optuna trials per candidate, shared by all processes on the storage")
     p.add_argument("--repeats", type=int, help="runs per task and trial (default: [hpo] repeats or 3)")
-    p.add_argument("--report-repeats", type=int, help="runs per task of the before/after scores on the training "
-                   "and validation tasks (default: max(10, 2 x repeats))")
+    p.add_argument(
+        "--report-repeats",
+        type=int,
+        help="runs per task of the before/after scores on the training "
+        "and validation tasks (default: max(10, 2 x repeats))",
+    )
     p.add_argument("--storage", help="Optuna storage URL (default sqlite:///RUN_DIR/hpo.db; also journal:PATH)")
     p.add_argument("--seed", type=int, help="seed of the sampler and of every trial's evaluation")
     p.add_argument("--worker", type=int, help="index of this process when several run on one storage")
@@ -217,9 +256,17 @@ def _cmd_hpo(args) -> int:
     from generator.archive import Archive
     from generator.tuning.hpo import format_result, run_hpo, settings_from_config
 
-    settings = settings_from_config(Archive.open(args.run_dir).config, top_k=args.top_k, ids=args.ids,
-                                    trials=args.trials, repeats=args.repeats, storage=args.storage,
-                                    seed=args.seed, worker=args.worker, report_repeats=args.report_repeats)
+    settings = settings_from_config(
+        Archive.open(args.run_dir).config,
+        top_k=args.top_k,
+        ids=args.ids,
+        trials=args.trials,
+        repeats=args.repeats,
+        storage=args.storage,
+        seed=args.seed,
+        worker=args.worker,
+        report_repeats=args.report_repeats,
+    )
     from pathlib import Path
 
     try:
@@ -239,8 +286,10 @@ def _setup_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory")
     p.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
     p.add_argument("--id", help="candidate to export (default: the best tuned one, else the best)")
-    p.add_argument("--out", help="folder to write NAME.py into, nothing else added there (default: the "
-                   "generated_algorithms package)")
+    p.add_argument(
+        "--out",
+        help="folder to write NAME.py into, nothing else added there (default: the generated_algorithms package)",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing module of that name (and its report)")
 
 
@@ -253,13 +302,19 @@ def _cmd_export(args) -> int:
     if note:  # a checkout here hides the installed package it went to
         print(note)
     print(f"report:  {exported.report}")
-    print(f"tuned values: {exported.tuned_values or 'defaults kept'}" if exported.tuned else
-          f"not tuned (no HPO result; `tunesmith hpo {args.run_dir} --id {exported.candidate_id}` tunes it)")
+    print(
+        f"tuned values: {exported.tuned_values or 'defaults kept'}"
+        if exported.tuned
+        else f"not tuned (no HPO result; `tunesmith hpo {args.run_dir} --id {exported.candidate_id}` tunes it)"
+    )
     return 0
 
 
 def _setup_upstream(p: argparse.ArgumentParser) -> None:
-    p.add_argument("module", help="a module written by `tunesmith export`, e.g. generated_algorithms/archive/knn_late_acceptance.py")
+    p.add_argument(
+        "module",
+        help="a module written by `tunesmith export`, e.g. generated_algorithms/archive/knn_late_acceptance.py",
+    )
     p.add_argument("--out", help="file to write (default: gen_MODULE.py in the current folder)")
     p.add_argument("--force", action="store_true", help="replace an existing file")
 
@@ -277,15 +332,20 @@ def _cmd_upstream(args) -> int:
     source = upstream_source(args.module)
     out.parent.mkdir(parents=True, exist_ok=True)  # --out may name a folder that does not exist yet
     out.write_text(source)
-    print(f"wrote {out}: Kernel Tuner's strategy format (copy it into kernel_tuner/strategies/, or pass the "
-          "module as strategy=)")
+    print(
+        f"wrote {out}: Kernel Tuner's strategy format (copy it into kernel_tuner/strategies/, or pass the "
+        "module as strategy=)"
+    )
     return 0
 
 
 COMMANDS["hpo"] = (_setup_hpo, _cmd_hpo, "tune the hyperparameters of a run's best candidates with Optuna")
 COMMANDS["export"] = (_setup_export, _cmd_export, "write a candidate as a Kernel Tuner strategy module")
-COMMANDS["upstream"] = (_setup_upstream, _cmd_upstream,
-                        "write an exported optimizer as a file in Kernel Tuner's own strategy format")
+COMMANDS["upstream"] = (
+    _setup_upstream,
+    _cmd_upstream,
+    "write an exported optimizer as a file in Kernel Tuner's own strategy format",
+)
 
 
 # --- cache (problems, live) ---------------------------------------------------------------
@@ -311,13 +371,22 @@ COMMANDS["cache"] = (_setup_cache, _cmd_cache, "build measured search spaces of 
 
 # --- template (bring your own kernel, issue 31) ----------------------------------------------
 def _setup_template(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kernel", help="a kernel spec: problem.toml without [tune_params] (its folder holds kernel and "
-                   "reference), or a kernel campaign file (a TOML file with a [kernel_campaign] table)")
+    p.add_argument(
+        "kernel",
+        help="a kernel spec: problem.toml without [tune_params] (its folder holds kernel and "
+        "reference), or a kernel campaign file (a TOML file with a [kernel_campaign] table)",
+    )
     p.add_argument("--out", default=None, help="output folder: the recording, the written problem, template_run.json")
-    p.add_argument("--model", default=None, help="LLM model string (local/..., replay/DIR, openai/...); the "
-                   "offline synthesizer writes optimizers, not templates")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="LLM model string (local/..., replay/DIR, openai/...); the "
+        "offline synthesizer writes optimizers, not templates",
+    )
     p.add_argument("--attempts", type=int, default=3, help="proposals at most (the first new, then fixes)")
-    p.add_argument("--fevals", type=int, default=None, help="tuning budget in evaluations (default: a quarter of the space)")
+    p.add_argument(
+        "--fevals", type=int, default=None, help="tuning budget in evaluations (default: a quarter of the space)"
+    )
 
 
 def _cmd_template(args) -> int:
@@ -327,20 +396,29 @@ def _cmd_template(args) -> int:
 
     if is_kernel_campaign(args.kernel):  # its run_dir, model and budget are in the file
         status = run_kernel_campaign(args.kernel, log=lambda line: print(line, flush=True)).status()
-        print(f"kernel campaign {status['state']}{': ' + status['reason'] if status.get('reason') else ''}; "
-              f"best: {status.get('best')} (replies: {status.get('replies')})")
+        print(
+            f"kernel campaign {status['state']}{': ' + status['reason'] if status.get('reason') else ''}; "
+            f"best: {status.get('best')} (replies: {status.get('replies')})"
+        )
         return 0 if status.get("best") else 1
     if args.out is None:
         raise TunesmithError("tunesmith template KERNEL needs --out DIR (where the template and its problem go)")
     run = template_kernel(args.kernel, args.out, model=args.model, attempts=args.attempts, fevals=args.fevals)
     if not run.accepted:
-        print(f"tunesmith: no template passed the checks in {len(run.attempts)} attempts (replies: {run.replies}); "
-              f"see {args.out}/template_run.json", file=sys.stderr)
+        print(
+            f"tunesmith: no template passed the checks in {len(run.attempts)} attempts (replies: {run.replies}); "
+            f"see {args.out}/template_run.json",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
 
-COMMANDS["template"] = (_setup_template, _cmd_template, "make a kernel tunable with an LLM, check it, measure and tune it")
+COMMANDS["template"] = (
+    _setup_template,
+    _cmd_template,
+    "make a kernel tunable with an LLM, check it, measure and tune it",
+)
 
 
 # -- evaluate and bench: generator/cli_scoring.py ---------------------------------------------
@@ -364,7 +442,7 @@ def _cmd_llm(args) -> int:
 
     if args.llm_command == "install":
         lm.install(args.model, log=lambda line: print(line, flush=True))
-        print(f"use it with: [llm] model = \"{args.model}\" (needs the engine: pip install -e \".[local]\")")
+        print(f'use it with: [llm] model = "{args.model}" (needs the engine: pip install -e ".[local]")')
     elif args.llm_command == "list":
         for model in lm.known_models().values():
             state = "installed" if model.path.is_file() else "not installed"
@@ -392,6 +470,7 @@ def _one_line_task_warnings() -> None:
         if issubclass(category, TaskWarning):
             return f"tunesmith: warning: {message}\n"
         return plain(message, category, *args, **kwargs)
+
     format_warning.tunesmith = True
     warnings.formatwarning = format_warning
 
@@ -416,8 +495,9 @@ def main(argv: list[str] | None = None) -> int:
             args = _parse(argv)
             args.command_line = list(sys.argv[1:] if argv is None else argv)  # to say how to continue after Ctrl-C
             _one_line_task_warnings()
-            with says_how_to_continue(f"tunesmith resume {getattr(args, 'run_dir', '')}",
-                                      lambda: args.command == "resume"):  # also while it starts up
+            with says_how_to_continue(
+                f"tunesmith resume {getattr(args, 'run_dir', '')}", lambda: args.command == "resume"
+            ):  # also while it starts up
                 import generator.live  # noqa: F401  (registers the live: task source; takes a second to import)
 
                 code = int(args.handler(args) or 0)

@@ -27,6 +27,7 @@ def _escaper(keep_tabs: bool):
             return ch
         code = ord(ch)
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
     return escape
 
 
@@ -47,7 +48,7 @@ def clipped(text, width: int) -> str:
     text = str(text)
     if len(text) <= width:
         return text
-    head = text[:width - 1]
+    head = text[: width - 1]
     if not text[width - 1].isspace():  # the cut falls inside a word: drop that word, or keep a first one whole
         head = head.rsplit(" ", 1)[0] if " " in head else text.split(" ", 1)[0]
     return head.rstrip(" ,;:-") + "…"
@@ -61,4 +62,4 @@ def capped(text, limit: int, keep: str = "head") -> str:
         return text
     note = f" ... [{len(text)} characters, cut]"
     n = max(0, limit - len(note))
-    return text[:n] + note if keep == "head" else note.strip() + " " + text[len(text) - n + 1:]
+    return text[:n] + note if keep == "head" else note.strip() + " " + text[len(text) - n + 1 :]

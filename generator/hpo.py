@@ -1,3 +1,3 @@
 """Documented import path (Optuna HPO); the code lives in `generator.tuning.hpo`."""
 
-from generator.tuning.hpo import *  # noqa: F401,F403
+from generator.tuning.hpo import *  # noqa: F403

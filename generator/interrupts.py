@@ -123,8 +123,11 @@ def says_how_to_continue(command: str, applies=lambda: True):
     try:
         yield
     except BaseException as exc:  # a stop, or an error that may be a stop's in disguise (stop_signalled)
-        if (isinstance(exc, KeyboardInterrupt) or _DEADLINE["armed"]) and not getattr(exc, "resume_command", None) \
-                and applies():
+        if (
+            (isinstance(exc, KeyboardInterrupt) or _DEADLINE["armed"])
+            and not getattr(exc, "resume_command", None)
+            and applies()
+        ):
             exc.resume_command = command
         raise
     finally:
@@ -137,6 +140,7 @@ def exit_now(code: int) -> None:
     go on for tens of seconds. A stopped campaign has recorded what counts; whatever those threads
     would still write is made again on resume. (Python's own exit joins every pool thread first, so a
     stop took as long as the slowest of them, or for ever when one waited on a cancelled job.)"""
+
     def at_once(signum=None, frame=None):  # another Ctrl-C or SIGTERM: not even the exit handlers
         os._exit(code)
 

@@ -10,7 +10,6 @@ import json
 import sys
 from pathlib import Path
 
-
 _WARNED: set = set()  # (file, line number, line): each damaged line is reported once per process
 
 
@@ -18,8 +17,11 @@ def _skip_warning(path: Path, number: int, line: str, why: str) -> None:
     key = (str(path), number, line)
     if key not in _WARNED:
         _WARNED.add(key)
-        print(f"tunesmith: warning: {path} line {number}: {why}; the line is skipped and the rest of the run is "
-              "read as usual (a candidate lost this way is made again on resume)", file=sys.stderr)
+        print(
+            f"tunesmith: warning: {path} line {number}: {why}; the line is skipped and the rest of the run is "
+            "read as usual (a candidate lost this way is made again on resume)",
+            file=sys.stderr,
+        )
 
 
 def read_lines(path: Path, make=None) -> list:

@@ -1,3 +1,3 @@
 """Documented import path (live evaluation); the code lives in `generator.evaluation.live_eval`."""
 
-from generator.evaluation.live_eval import *  # noqa: F401,F403
+from generator.evaluation.live_eval import *  # noqa: F403

@@ -143,8 +143,13 @@ class _ChildParser:
 
     def _start(self) -> subprocess.Popen:
         # -I -S: the standard library only, nothing from the environment or site-packages
-        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _CHILD], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         return self._proc
 
     def _stop(self) -> None:

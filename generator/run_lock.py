@@ -52,8 +52,9 @@ def _not_usable(run_dir: Path, exc: OSError, command: str = "run") -> TunesmithE
     if command == "run":
         fix = "choose another output.run_dir (or --run-dir) where you may write"
     else:  # resume and hpo take the run directory itself and have no --run-dir
-        fix = (f"copy the run directory where you may write (cp -r {run_dir} NEW_DIR) and give "
-               f"`tunesmith {command}` that")
+        fix = (
+            f"copy the run directory where you may write (cp -r {run_dir} NEW_DIR) and give `tunesmith {command}` that"
+        )
     return ArchiveError(f"{run_dir}: cannot write the run directory: {why}; {fix}")
 
 
@@ -79,7 +80,7 @@ def _command_of(pid: int) -> str:
         return ""
     for i, arg in enumerate(args):
         if arg == "generator.cli" or Path(arg).name == "tunesmith":
-            return " ".join(["tunesmith", *args[i + 1:]])
+            return " ".join(["tunesmith", *args[i + 1 :]])
     return ""
 
 
@@ -153,8 +154,10 @@ def run_lock(run_dir, command: str, shared: bool = False):
         os.close(fd)
         if not holder:
             raise _not_usable(run_dir, exc, command) from None
-        raise RunLocked(f"{run_dir}: in use by {holder}; wait until it ends or stop it, then try again "
-                        "(one campaign writes a run directory at a time; `hpo` processes may share one)") from None
+        raise RunLocked(
+            f"{run_dir}: in use by {holder}; wait until it ends or stop it, then try again "
+            "(one campaign writes a run directory at a time; `hpo` processes may share one)"
+        ) from None
     # note who holds it: the refusal names the command, and the PID where the lock query gives none
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\t{socket.gethostname()}\ttunesmith {command}\n".encode(), 0)

@@ -42,8 +42,9 @@ class Cluster:
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.log_dir = log_dir
         self.workers: list[subprocess.Popen] = []
-        self.scheduler = self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port",
-                                                   str(self.port), "--no-dashboard"])
+        self.scheduler = self._start(
+            "scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"]
+        )
         _wait_port(self.port)
 
     def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
@@ -51,9 +52,20 @@ class Cluster:
         return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def add_worker(self, nthreads: int = 1) -> subprocess.Popen:
-        proc = self._start(f"worker{len(self.workers)}", [
-            DASK, "worker", self.address, "--nthreads", str(nthreads), "--no-nanny", "--host", "127.0.0.1",
-            "--no-dashboard"])
+        proc = self._start(
+            f"worker{len(self.workers)}",
+            [
+                DASK,
+                "worker",
+                self.address,
+                "--nthreads",
+                str(nthreads),
+                "--no-nanny",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+            ],
+        )
         self.workers.append(proc)
         return proc
 

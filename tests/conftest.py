@@ -5,6 +5,8 @@ import signal
 from pathlib import Path
 
 import pytest
+from campaign_fakes import FAKE_KEY, reply_for
+from fake_llm_server import FakeLLMServer
 
 
 def pytest_sessionstart(session):
@@ -45,3 +47,49 @@ def hub_tasks(hub_dir):
 def conv_task(hub_tasks):
     """The convolution A100 task: small, with failed configurations."""
     return next(t for t in hub_tasks if t.name == "convolution_milo/A100")
+
+
+# A campaign against a local fake LLM server: `server` serves campaign_fakes.reply_for, `make_config(server, ...)`
+# writes a small campaign file for it.
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    with FakeLLMServer(reply_for) as srv:
+        yield srv
+
+
+@pytest.fixture()
+def make_config(tmp_path, hub_dir, monkeypatch):
+    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
+
+    def make(server, name="run", budget=6, caps="", model="openai/fake", repeats=1, extra="", concurrency=4):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'''name = "{name}"
+[llm]
+model = "{model}"
+api_base = "{server.base_url}"
+retries = 1
+backoff = 0.01
+seed = 11
+timeout = 10
+max_consecutive_errors = 2
+concurrency = {concurrency}
+{caps}
+[evolution]
+n_parents = 2
+n_offspring = 3
+budget = {budget}
+seed = 3
+[tasks]
+train = ["hub:convolution_milo/A100"]
+[evaluation]
+repeats = {repeats}
+timeout = 30
+[novelty]
+max_similarity = 1.0  # these tests count requests: no re-asks of replies that differ in a constant
+[output]
+run_dir = "{tmp_path / name}"
+{extra}''')
+        return path
+
+    return make

@@ -16,9 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def chat_response(text: str | None, model: str = "fake") -> dict:
-    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150}}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
+    }
 
 
 class FakeLLMServer:
@@ -56,8 +61,9 @@ class FakeLLMServer:
                     self.connection.shutdown(2)
                     return
                 if kind == "status":
-                    self._send(step[1], {"error": {"message": f"scripted {step[1]}", "type": "server_error",
-                                                   "code": step[1]}})
+                    self._send(
+                        step[1], {"error": {"message": f"scripted {step[1]}", "type": "server_error", "code": step[1]}}
+                    )
                     return
                 if kind == "slow":
                     time.sleep(step[1])
@@ -89,7 +95,7 @@ class FakeLLMServer:
         """Queue behaviours for the next requests."""
         self.script.extend(steps)
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         self._thread.start()
         return self
 

@@ -15,7 +15,7 @@ FAKE_KEY = "sk-fake-faults-key-0123456789"
 
 
 # A candidate whose only hyperparameter is its sample size; runs stop when the budget is spent (HPO tests).
-SAMPLER_SOURCE = '''
+SAMPLER_SOURCE = """
 class Sampler:
     hyperparameters = {"batch": {"type": "int", "low": 1, "high": 64, "default": 8}}
 
@@ -26,7 +26,7 @@ class Sampler:
         while True:
             for cfg in searchspace.get_random_sample(self.batch):
                 func(cfg)
-'''
+"""
 
 
 def reply_for(body: dict) -> str:
@@ -34,14 +34,24 @@ def reply_for(body: dict) -> str:
     prompt = body["messages"][-1]["content"]
     n = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:6], 16) % 40 + 1
     op = re.search(r"operator: (\w+)", prompt).group(1)
-    return (f"# Sampler{n}: {op} gives random batches of {n}\n```python\nclass Sampler{n}:\n"
-            f"    hyperparameters = {{}}\n\n    def __init__(self, budget=5000):\n        self.budget = budget\n\n"
-            f"    def __call__(self, func, searchspace):\n        while True:\n"
-            f"            for c in searchspace.get_random_sample({n}):\n                func(c)\n```\n")
+    return (
+        f"# Sampler{n}: {op} gives random batches of {n}\n```python\nclass Sampler{n}:\n"
+        f"    hyperparameters = {{}}\n\n    def __init__(self, budget=5000):\n        self.budget = budget\n\n"
+        f"    def __call__(self, func, searchspace):\n        while True:\n"
+        f"            for c in searchspace.get_random_sample({n}):\n                func(c)\n```\n"
+    )
 
 
-def write_campaign(path: Path, api_base: str, run_dir: Path, budget: int = 6, llm: str = "", extra: str = "",
-                   retries: int = 1, timeout: float = 10) -> Path:
+def write_campaign(
+    path: Path,
+    api_base: str,
+    run_dir: Path,
+    budget: int = 6,
+    llm: str = "",
+    extra: str = "",
+    retries: int = 1,
+    timeout: float = 10,
+) -> Path:
     """A campaign of `budget` candidates on one hub task, one repeat, asking the fake server."""
     path.write_text(f'''name = "{path.stem}"
 [llm]
@@ -72,8 +82,15 @@ run_dir = "{run_dir}"
 def tunesmith(*args: str, env: dict | None = None, **popen) -> subprocess.Popen:
     """`tunesmith ARGS` in a new process (and session, so a test can signal it alone)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "generator.cli", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True, **popen)
+    return subprocess.Popen(
+        [sys.executable, "-m", "generator.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **popen,
+    )
 
 
 def wait_for_lines(path: Path, n: int, proc: subprocess.Popen | None = None, limit_s: float = 180) -> None:

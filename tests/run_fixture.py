@@ -41,8 +41,12 @@ def _code(cid: str) -> str:
 
 
 def _fitness(score: float | None, scores: list[float]) -> dict:
-    return {"score": score, "wall_s": 1.5, "error": None,
-            "per_task": {t: {"score": s, "std": 0.05, "fevals": 40} for t, s in zip(TASKS, scores)}}
+    return {
+        "score": score,
+        "wall_s": 1.5,
+        "error": None,
+        "per_task": {t: {"score": s, "std": 0.05, "fevals": 40} for t, s in zip(TASKS, scores)},
+    }
 
 
 SPEC = [  # id, generation, operator, parents, description, score, per-task, error kind, duplicate_of
@@ -59,20 +63,45 @@ SPEC = [  # id, generation, operator, parents, description, score, per-task, err
 def build_run(root: Path, torn_tail: bool = True) -> Path:
     """Write the tiny run into root/run and return its path."""
     run = Path(root) / "run"
-    archive = Archive.create(run, {"campaign": "tiny", "llm": {"model": "synth/components"}, "tasks": {"train": TASKS}}, "# tiny\n", "tiny")
+    archive = Archive.create(
+        run, {"campaign": "tiny", "llm": {"model": "synth/components"}, "tasks": {"train": TASKS}}, "# tiny\n", "tiny"
+    )
     for n, (cid, gen, op, parents, desc, score, per, err, dup) in enumerate(SPEC, start=1):
         xid = f"x{n:04d}"
         reply = f"{desc}\n```python\n{_code(cid)}```\n"
-        archive.append_exchange(Exchange(
-            id=xid, purpose=f"generate:{op}", model="synth/components", ref=cid,
-            messages=[{"role": "system", "content": "You write optimizers."},
-                      {"role": "user", "content": f"## Instruction (operator: {op})\nWrite <one> & only one."}],
-            reply=reply, prompt_tokens=100 * n, completion_tokens=50 * n, cost_usd=0.001 * n, latency_s=0.1))
+        archive.append_exchange(
+            Exchange(
+                id=xid,
+                purpose=f"generate:{op}",
+                model="synth/components",
+                ref=cid,
+                messages=[
+                    {"role": "system", "content": "You write optimizers."},
+                    {"role": "user", "content": f"## Instruction (operator: {op})\nWrite <one> & only one."},
+                ],
+                reply=reply,
+                prompt_tokens=100 * n,
+                completion_tokens=50 * n,
+                cost_usd=0.001 * n,
+                latency_s=0.1,
+            )
+        )
         error = {"kind": err, "message": f"{err} happened", "traceback": "Traceback ...", "line": 9} if err else None
-        archive.append_candidate(Candidate(
-            id=cid, generation=gen, operator=op, parent_ids=parents, description=desc,
-            code_path=archive.write_code(cid, _code(cid)), fitness=None if err else _fitness(score, per),
-            error=error, exchange_id=xid, duplicate_of=dup, timings={"llm_s": 0.1, "eval_s": 1.5}))
+        archive.append_candidate(
+            Candidate(
+                id=cid,
+                generation=gen,
+                operator=op,
+                parent_ids=parents,
+                description=desc,
+                code_path=archive.write_code(cid, _code(cid)),
+                fitness=None if err else _fitness(score, per),
+                error=error,
+                exchange_id=xid,
+                duplicate_of=dup,
+                timings={"llm_s": 0.1, "eval_s": 1.5},
+            )
+        )
     archive.write_status({"state": "running", "candidates": len(SPEC), "best": "c0005"})
     if torn_tail:
         with open(run / "candidates.jsonl", "a") as fh:
@@ -84,10 +113,23 @@ def write_hpo(run: Path) -> Path:
     """An Optuna result for the best candidate, written by the HPO room's own writer."""
     from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
-    return write_result(run, HpoResult(
-        candidate_id="c0005", class_name="Search", study_name="c0005", storage="sqlite:///hpo.db",
-        hyperparameters={"restarts": {"type": "int", "low": 1, "high": 8, "default": 2}},
-        defaults={"restarts": 2}, best_params={"restarts": 4}, best_value=0.61,
-        trials={"complete": 8, "pruned": 0, "failed": 0, "requested": 8},
-        train=SplitScores(TASKS, 0.52, 0.61, {TASKS[0]: 0.5}, {TASKS[0]: 0.6}),
-        test=SplitScores(["gemm_milo/A4000"], 0.40, 0.47), repeats=3, seed=1, report_seed=2, wall_s=12.0))
+    return write_result(
+        run,
+        HpoResult(
+            candidate_id="c0005",
+            class_name="Search",
+            study_name="c0005",
+            storage="sqlite:///hpo.db",
+            hyperparameters={"restarts": {"type": "int", "low": 1, "high": 8, "default": 2}},
+            defaults={"restarts": 2},
+            best_params={"restarts": 4},
+            best_value=0.61,
+            trials={"complete": 8, "pruned": 0, "failed": 0, "requested": 8},
+            train=SplitScores(TASKS, 0.52, 0.61, {TASKS[0]: 0.5}, {TASKS[0]: 0.6}),
+            test=SplitScores(["gemm_milo/A4000"], 0.40, 0.47),
+            repeats=3,
+            seed=1,
+            report_seed=2,
+            wall_s=12.0,
+        ),
+    )

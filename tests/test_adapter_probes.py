@@ -19,8 +19,9 @@ from generated_algorithms.archive import knn_late_acceptance
 from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler
 
 # Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.
-pytestmark = pytest.mark.filterwarnings("error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning",
-                                        "error::DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning", "error::DeprecationWarning"
+)
 
 IntD, CatD = optuna.distributions.IntDistribution, optuna.distributions.CategoricalDistribution
 
@@ -55,6 +56,7 @@ def _told_only_measured(study, sampler):
 
 
 # --- 1. the optimizer learns only from measured configurations ---
+
 
 def test_dynamic_range_tells_measured_values():
     Recorder.told = []
@@ -94,6 +96,7 @@ def test_conditional_parameters_tell_nothing_unmeasured():
 
 # --- 2. restrictions hold on every trial, from the first ---
 
+
 def _readme_objective(trial):
     block = trial.suggest_categorical("block_size_x", [16, 32, 64, 128, 256])
     tile = trial.suggest_int("tile_size_x", 1, 8)
@@ -103,8 +106,9 @@ def _readme_objective(trial):
 @pytest.mark.parametrize("budget", [100, 30], ids=["readme", "budget_spent"])
 def test_readme_example_keeps_its_restriction_on_every_trial(budget):
     for seed in range(10):
-        sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, budget=budget, seed=seed,
-                                   restrictions=["block_size_x * tile_size_x <= 1024"])
+        sampler = GeneratedSampler(
+            knn_late_acceptance.OPTIMIZER, budget=budget, seed=seed, restrictions=["block_size_x * tile_size_x <= 1024"]
+        )
         study = optuna.create_study(sampler=sampler)
         study.optimize(_readme_objective, n_trials=100)
         broken = [t.number for t in study.trials if t.params["block_size_x"] * t.params["tile_size_x"] > 1024]
@@ -113,8 +117,13 @@ def test_readme_example_keeps_its_restriction_on_every_trial(budget):
 
 def test_tell_refuses_configurations_outside_the_space():
     tune_params = {"block_size_x": [16, 32, 64, 128, 256], "tile_size_x": [1, 2, 4, 8]}
-    with AskTellOptimizer(knn_late_acceptance.OPTIMIZER, tune_params, budget=10, seed=1,
-                          restrictions=["block_size_x * tile_size_x <= 1024"]) as opt:
+    with AskTellOptimizer(
+        knn_late_acceptance.OPTIMIZER,
+        tune_params,
+        budget=10,
+        seed=1,
+        restrictions=["block_size_x * tile_size_x <= 1024"],
+    ) as opt:
         opt.tell(opt.ask(), 5.0)
         for outside in [(256, 8), (48, 1), (16,), (16, 1, 1)]:
             with pytest.raises(ValueError, match="not a configuration of this space"):
@@ -123,6 +132,7 @@ def test_tell_refuses_configurations_outside_the_space():
 
 
 # --- 3. PartialFixedSampler around a started sampler ---
+
 
 def test_partial_fixed_sampler_around_a_started_sampler():
     sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0)
@@ -138,6 +148,7 @@ def test_partial_fixed_sampler_around_a_started_sampler():
 
 
 # --- 4. seeds, global generators, threads, pickling ---
+
 
 def _numbers(seed, reseed=False, n=15):
     sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=seed)
@@ -188,14 +199,16 @@ def test_started_sampler_pickles_and_goes_on():
 
 # --- 5. wide integer ranges ---
 
+
 def test_million_configurations_are_never_listed():
     """x, y in [0, 999]: the space is searched without listing it; memory stays far below its size."""
     sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0)
     study = optuna.create_study(sampler=sampler)
     tracemalloc.start()
     try:
-        study.optimize(lambda t: abs(t.suggest_int("x", 0, 999) - 400) + abs(t.suggest_int("y", 0, 999) - 9),
-                       n_trials=8)
+        study.optimize(
+            lambda t: abs(t.suggest_int("x", 0, 999) - 400) + abs(t.suggest_int("y", 0, 999) - 9), n_trials=8
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -205,17 +218,22 @@ def test_million_configurations_are_never_listed():
 
 
 def test_wider_than_supported_range_is_refused_by_name():
-    study = optuna.create_study(sampler=GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0,
-                                                         search_space={"x": IntD(0, 10**7), "y": IntD(0, 3)}))
+    study = optuna.create_study(
+        sampler=GeneratedSampler(
+            knn_late_acceptance.OPTIMIZER, seed=0, search_space={"x": IntD(0, 10**7), "y": IntD(0, 3)}
+        )
+    )
     with pytest.raises(ValueError, match="10000001 values is more than GeneratedSampler searches"):
         study.optimize(lambda t: t.suggest_int("x", 0, 10**7) + t.suggest_int("y", 0, 3), n_trials=1)
 
 
 # --- refused at once, supported by discretising ---
 
+
 def test_multi_objective_is_refused_at_the_first_trial():
-    study = optuna.create_study(directions=["minimize", "minimize"],
-                                sampler=GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0))
+    study = optuna.create_study(
+        directions=["minimize", "minimize"], sampler=GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0)
+    )
     with pytest.raises(ValueError, match="single-objective studies only"):
         study.optimize(lambda t: (t.suggest_int("x", 0, 3), t.suggest_int("y", 0, 3)), n_trials=3)
     assert len(study.trials) == 1
@@ -232,7 +250,6 @@ def test_float_parameters_are_searched_by_the_optimizer_on_a_grid():
     sampler.close()
 
 
-
 def test_true_and_1_are_two_values_numpy_bools_included():
     """Kernel Tuner's spaces mix them (test_mixed = ["test", 1, True, 2.45]); numpy's bool is Python's."""
     from generator.export.adapters import ParamSpace
@@ -244,8 +261,9 @@ def test_true_and_1_are_two_values_numpy_bools_included():
 
 
 def test_parallel_trials_keep_the_restriction_and_tell_every_measurement():
-    sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, budget=100, seed=3,
-                               restrictions=["block_size_x * tile_size_x <= 1024"])
+    sampler = GeneratedSampler(
+        knn_late_acceptance.OPTIMIZER, budget=100, seed=3, restrictions=["block_size_x * tile_size_x <= 1024"]
+    )
     study = optuna.create_study(sampler=sampler)
     study.optimize(_readme_objective, n_trials=40, n_jobs=2)
     assert all(t.params["block_size_x"] * t.params["tile_size_x"] <= 1024 for t in study.trials)

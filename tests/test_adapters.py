@@ -8,8 +8,9 @@ import pytest
 from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler, ParamSpace, run_ask_tell
 
 # Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.
-pytestmark = pytest.mark.filterwarnings("error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning",
-                                        "error::DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning", "error::DeprecationWarning"
+)
 
 TUNE_PARAMS = {"x": list(range(16)), "y": list(range(16)), "z": ["a", "b", "c"]}
 
@@ -116,8 +117,11 @@ def test_param_space_matches_kernel_tuner_neighbours():
 
 
 def _suggest(trial):
-    return (trial.suggest_int("x", 0, 15), trial.suggest_int("y", 0, 15),
-            trial.suggest_categorical("z", ["a", "b", "c"]))
+    return (
+        trial.suggest_int("x", 0, 15),
+        trial.suggest_int("y", 0, 15),
+        trial.suggest_categorical("z", ["a", "b", "c"]),
+    )
 
 
 def test_generated_sampler_drives_an_optuna_study():
@@ -133,8 +137,11 @@ def test_generated_sampler_drives_an_optuna_study():
 
 def test_generated_sampler_maximises_and_falls_back_for_floats():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    space = {"x": optuna.distributions.IntDistribution(0, 15), "y": optuna.distributions.IntDistribution(0, 15),
-             "z": optuna.distributions.CategoricalDistribution(["a", "b", "c"])}
+    space = {
+        "x": optuna.distributions.IntDistribution(0, 15),
+        "y": optuna.distributions.IntDistribution(0, 15),
+        "z": optuna.distributions.CategoricalDistribution(["a", "b", "c"]),
+    }
     study = optuna.create_study(direction="maximize", sampler=GeneratedSampler(Descent, search_space=space, seed=1))
 
     def score(trial):

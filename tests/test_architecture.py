@@ -12,8 +12,28 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 
 # Rooms from the bottom up: a module may import its own room and the rooms before it.
-ROOMS = ["parsing", "errors", "interrupts", "config", "jsonl", "tasks", "scoring", "sandbox", "live", "evaluation", "llm", "archive", "run_lock", "guided",
-         "tuning", "campaign", "export", "review", "bench", "kernels"]
+ROOMS = [
+    "parsing",
+    "errors",
+    "interrupts",
+    "config",
+    "jsonl",
+    "tasks",
+    "scoring",
+    "sandbox",
+    "live",
+    "evaluation",
+    "llm",
+    "archive",
+    "run_lock",
+    "guided",
+    "tuning",
+    "campaign",
+    "export",
+    "review",
+    "bench",
+    "kernels",
+]
 # The command line, and the thin re-exports of import paths the README documents, sit on top.
 TOP = {"cli", "cli_scoring", "adapters", "hpo", "live_eval", "live_tasks", "synth"}
 
@@ -123,8 +143,10 @@ def test_every_room_says_what_it_is_for():
 
 
 def test_importing_tasks_loads_no_room_above_it():
-    code = ("import sys, generator.tasks.entries, generator.tasks.space, generator.tasks.problems; "
-            "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('generator.')}))")
+    code = (
+        "import sys, generator.tasks.entries, generator.tasks.space, generator.tasks.problems; "
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('generator.')}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out.strip()))
     assert loaded <= {"parsing", "errors", "config", "tasks"}, loaded

@@ -11,12 +11,23 @@ from generator.llm.client import Exchange
 def _fill(archive):
     for i, (score, err) in enumerate([(0.3, None), (None, "exception"), (0.6, None)], 1):
         cid = f"c{i:04d}"
-        archive.append_exchange(Exchange(id=f"x{i:04d}", purpose="generate:new", model="m", messages=[], reply="r", ref=cid))
+        archive.append_exchange(
+            Exchange(id=f"x{i:04d}", purpose="generate:new", model="m", messages=[], reply="r", ref=cid)
+        )
         path = archive.write_code(cid, f"class A{i}: pass\n")
         fit = {"score": score, "per_task": {"t/A": {"score": score, "std": 0.0, "fevals": 9}}} if score else None
-        archive.append_candidate(Candidate(cid, 0, "new", code_path=path, fitness=fit, exchange_id=f"x{i:04d}",
-                                           error={"kind": err, "message": "boom"} if err else None,
-                                           timings={"llm_s": 0.1, "eval_s": 1.0}))
+        archive.append_candidate(
+            Candidate(
+                cid,
+                0,
+                "new",
+                code_path=path,
+                fitness=fit,
+                exchange_id=f"x{i:04d}",
+                error={"kind": err, "message": "boom"} if err else None,
+                timings={"llm_s": 0.1, "eval_s": 1.0},
+            )
+        )
 
 
 def test_write_and_read_back(tmp_path):

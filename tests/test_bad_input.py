@@ -20,8 +20,10 @@ def campaign(tmp_path, hub_dir, monkeypatch):
     """A valid campaign file (offline synthesizer) whose run directory is tmp_path/run."""
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     path = tmp_path / "c.toml"
-    path.write_text(f'[tasks]\ntrain = ["hub:convolution_milo/A100"]\n[evolution]\nbudget = 2\n'
-                    f'[evaluation]\nrepeats = 1\n[output]\nrun_dir = "{tmp_path / "run"}"\n')
+    path.write_text(
+        f'[tasks]\ntrain = ["hub:convolution_milo/A100"]\n[evolution]\nbudget = 2\n'
+        f'[evaluation]\nrepeats = 1\n[output]\nrun_dir = "{tmp_path / "run"}"\n'
+    )
     return path
 
 
@@ -38,6 +40,7 @@ def _files(root: Path) -> set:
 
 
 # -- item 9: unusable run directories and campaign files -------------------------------------
+
 
 def test_run_dir_under_a_file(campaign, tmp_path, capsys):
     (tmp_path / "afile").write_text("not a folder\n")
@@ -81,10 +84,18 @@ def test_campaign_file_is_binary(tmp_path, capsys):
 
 # -- item 10: strict types where only a mistake gives another type; a sane budget -------------
 
-@pytest.mark.parametrize("section, key, value", [
-    ("evaluation", "repeats", "2"), ("evolution", "budget", "100"), ("llm", "temperature", "0.8"),
-    ("hpo", "enabled", "true"), ("evolution", "seed", 1.5), ("evaluation", "workers", True),
-])
+
+@pytest.mark.parametrize(
+    "section, key, value",
+    [
+        ("evaluation", "repeats", "2"),
+        ("evolution", "budget", "100"),
+        ("llm", "temperature", "0.8"),
+        ("hpo", "enabled", "true"),
+        ("evolution", "seed", 1.5),
+        ("evaluation", "workers", True),
+    ],
+)
 def test_values_of_the_wrong_type_are_not_coerced(section, key, value):
     with pytest.raises(ConfigError) as err:
         parse_config({**MINIMAL, section: {key: value}}, "c.toml")
@@ -101,7 +112,9 @@ def test_floats_still_take_whole_numbers():
 
 
 def test_absurd_budget_is_refused_and_the_limit_said(campaign, tmp_path, capsys):
-    with pytest.raises(ConfigError, match=r"evolution.budget: at most 100000 candidates \(got 99999999999999999999999\)"):
+    with pytest.raises(
+        ConfigError, match=r"evolution.budget: at most 100000 candidates \(got 99999999999999999999999\)"
+    ):
         parse_config({**MINIMAL, "evolution": {"budget": 99999999999999999999999}}, "c.toml")
     campaign.write_text(campaign.read_text().replace("budget = 2", "budget = 99999999999999999999999"))
     assert main(["run", str(campaign), "--no-progress"]) == 2
@@ -114,6 +127,7 @@ def test_absurd_budget_is_refused_and_the_limit_said(campaign, tmp_path, capsys)
 
 
 # -- item 12: a corrupted line in candidates.jsonl is reported, the rest is read -------------------
+
 
 def test_corrupted_candidate_line_is_reported_with_its_number(tmp_path, capsys):
     archive = Archive.create(tmp_path / "run", {"name": "x"})
@@ -133,12 +147,22 @@ def test_corrupted_candidate_line_is_reported_with_its_number(tmp_path, capsys):
 
 # -- item 13: export does not overwrite a module unless told -------------------------------------
 
+
 def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
-    source = ("class A:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n        pass\n\n"
-              "    def __call__(self, func, searchspace):\n        pass\n")
+    source = (
+        "class A:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n        pass\n\n"
+        "    def __call__(self, func, searchspace):\n        pass\n"
+    )
     archive = Archive.create(tmp_path / "run", {"name": "x", "llm": {"model": "synth/components"}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new", code_path=archive.write_code(
-        "c0001", source), fitness={"score": 0.5, "per_task": {}}))
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            code_path=archive.write_code("c0001", source),
+            fitness={"score": 0.5, "per_task": {}},
+        )
+    )
     out = tmp_path / "pkg"
     out.mkdir()
     (out / "mine.py").write_text("# my own module\n")
@@ -152,13 +176,25 @@ def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
 
 # -- item 14: what the end of a run and the error messages say ----------------------------------
 
+
 def test_end_of_run_names_the_next_commands_and_what_p_means(tmp_path):
     from generator.campaign.loop import Summary, format_summary
 
-    board = [Candidate(id="c0007", generation=1, operator="refine", code_path="code/c0007.py",
-                       fitness={"score": 0.91, "per_task": {"t/A": {"score": 0.91}}}, description="# Best")]
-    text = format_summary(Summary(tmp_path, "finished", "done", 3, 3, {"calls": 3}, board,
-                                  tmp_path / "code" / "c0007.py", "synth/components"))
+    board = [
+        Candidate(
+            id="c0007",
+            generation=1,
+            operator="refine",
+            code_path="code/c0007.py",
+            fitness={"score": 0.91, "per_task": {"t/A": {"score": 0.91}}},
+            description="# Best",
+        )
+    ]
+    text = format_summary(
+        Summary(
+            tmp_path, "finished", "done", 3, 3, {"calls": 3}, board, tmp_path / "code" / "c0007.py", "synth/components"
+        )
+    )
     last = text.splitlines()[-3:]
     assert last[0].strip().startswith(f"tunesmith hpo {tmp_path}") and "--id c0007" in last[0]
     assert last[1].strip().startswith(f"tunesmith export {tmp_path} --name ") and "--id c0007" in last[1]
@@ -212,7 +248,7 @@ train = ["problem:gemm/H200"]
 [evaluation]
 repeats = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(tmp_path / "no-hub-here"))
@@ -239,7 +275,7 @@ train = ["hub:convolution_milo/A100"]
 [evaluation]
 repeats = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(tmp_path / "no-hub-here"))
     with pytest.raises(TunesmithError, match="needs the benchmark hub"):

@@ -2,15 +2,15 @@
 keeps its state in the archive, and a killed run resumes (and a replay reproduces) it exactly."""
 
 import pytest
-
+from campaign_fakes import fake_evaluate, reply_for
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import crash_then_resume
+
 from generator.archive import Archive, Candidate
 from generator.campaign.bandit import DiscountedUCB, improvement
 from generator.campaign.evolution import Evolution
 from generator.campaign.loop import format_status, resume, run_campaign
 from generator.config import ConfigError, EvolutionConfig, parse_config
-from test_campaign import fake_evaluate, reply_for
 
 
 def test_discounted_ucb_tries_every_arm_then_follows_the_paying_one_and_forgets_the_past():
@@ -29,25 +29,41 @@ def test_discounted_ucb_tries_every_arm_then_follows_the_paying_one_and_forgets_
         b.settle(arm, 1.0 if arm == "c" else 0.0)
     assert b.state()["c"]["mean"] > b.state()["b"]["mean"]
     assert b.choose(["a"]) == "a"  # only applicable arms
-    assert improvement(None, 0.3) == 0.0 and improvement(0.2, 0.3) == 0.0 and improvement(0.5, 0.3) == pytest.approx(0.2)
+    assert (
+        improvement(None, 0.3) == 0.0 and improvement(0.2, 0.3) == 0.0 and improvement(0.5, 0.3) == pytest.approx(0.2)
+    )
 
 
 def _outcome(plan):
     # refine pays (beats its parent), everything else merely matches the population
     base = max((p.score for p in plan.parents if p.ok), default=0.3)
     score = base + 0.05 if plan.operator == "refine" else 0.3
-    return Candidate(plan.id, plan.generation, plan.operator, [p.id for p in plan.parents],
-                     code_path=f"code/{plan.id}.py", fitness={"score": score, "per_task": {}}, model=plan.model)
+    return Candidate(
+        plan.id,
+        plan.generation,
+        plan.operator,
+        [p.id for p in plan.parents],
+        code_path=f"code/{plan.id}.py",
+        fitness={"score": score, "per_task": {}},
+        model=plan.model,
+    )
 
 
 def test_the_bandit_gives_the_operator_that_pays_most_of_the_budget_and_the_weights_do_not():
     def ops(enabled):
-        cfg = EvolutionConfig(n_parents=3, n_offspring=6, budget=90, seed=2, bandit={"enabled": enabled},
-                              operators={"new": 1, "refine": 1, "simplify": 1, "fix": 0})
+        cfg = EvolutionConfig(
+            n_parents=3,
+            n_offspring=6,
+            budget=90,
+            seed=2,
+            bandit={"enabled": enabled},
+            operators={"new": 1, "refine": 1, "simplify": 1, "fix": 0},
+        )
         evo = Evolution(cfg, _outcome)
         evo.run()
         later = [c.operator for c in evo.made if c.generation >= 5]
         return later.count("refine") / len(later), evo
+
     share, evo = ops(True)
     assert share > 0.6 > ops(False)[0]
     state = evo.state(99)["bandit"]["operators"]
@@ -56,8 +72,14 @@ def test_the_bandit_gives_the_operator_that_pays_most_of_the_budget_and_the_weig
 
 def test_models_by_weight_without_the_bandit_and_by_price_with_it():
     models = [{"model": "m/cheap", "weight": 1, "price": 1}, {"model": "m/dear", "weight": 3, "price": 20}]
-    cfg = parse_config({"tasks": {"train": ["x"]}, "llm": {"models": models},
-                        "evolution": {"n_parents": 3, "n_offspring": 6, "budget": 60, "seed": 1}}, "c.toml")
+    cfg = parse_config(
+        {
+            "tasks": {"train": ["x"]},
+            "llm": {"models": models},
+            "evolution": {"n_parents": 3, "n_offspring": 6, "budget": 60, "seed": 1},
+        },
+        "c.toml",
+    )
     evo = Evolution(cfg.evolution, _outcome, models=cfg.llm.models)
     evo.run()
     by_weight = sum(c.model == "m/dear" for c in evo.made) / len(evo.made)
@@ -108,14 +130,17 @@ repeats = 1
 run_dir = "{tmp_path / name}"
 ''')
         return path
+
     yield make, server
     server.__exit__(None, None, None)
 
 
 def digest(run_dir):
     archive = Archive.open(run_dir)
-    return ([(c.id, c.operator, c.model, tuple(c.parent_ids), c.code_hash, c.score) for c in archive.candidates()],
-            [g.get("bandit") for g in archive.generations()])
+    return (
+        [(c.id, c.operator, c.model, tuple(c.parent_ids), c.code_hash, c.score) for c in archive.candidates()],
+        [g.get("bandit") for g in archive.generations()],
+    )
 
 
 def test_bandit_state_lives_in_the_archive_and_a_killed_run_resumes_and_replays_it_exactly(config):
@@ -142,7 +167,7 @@ def test_a_changed_bandit_state_on_resume_is_refused(config):
     make, _ = config
     path = make("tampered")
     run_campaign(path, progress=False, evaluate=fake_evaluate)
-    gens = (path.parent / "tampered" / "generations.jsonl")
+    gens = path.parent / "tampered" / "generations.jsonl"
     gens.write_text(gens.read_text().replace('"pulls":1', '"pulls":7', 1))
     with pytest.raises(Exception, match="bandit's state after generation"):
         resume(path.parent / "tampered", budget=25, progress=False, evaluate=fake_evaluate)
@@ -161,7 +186,7 @@ model = "synth/nonesuch"
 [tasks]
 train = ["hub:convolution_milo/A100"]
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     with pytest.raises(ConfigError, match=r"llm.models\[1\]: 'synth/nonesuch': no such offline synthesizer"):
         run_campaign(path, progress=False, evaluate=fake_evaluate)

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from generator.bench.bench import bench, run_seed, table
+from generator.bench.runner import StrategyError, parse_strategy, run_kernel_tuner, run_once
 from generator.cli import main
 from generator.scoring.oracle import Oracle, StopCriterionReached
-from generator.bench.runner import StrategyError, parse_strategy, run_kernel_tuner, run_once
 from generator.scoring.score import Budget, budget_for
 from generator.tasks.space import SearchSpace
 
 # A deterministic walk: its only randomness is a seeded random.Random over *sorted* neighbour lists,
 # so it takes the same path on Kernel Tuner's Searchspace and on ours. It revisits configurations
 # and asks for invalid ones on purpose.
-WALKER = textwrap.dedent('''
+WALKER = textwrap.dedent("""
     import random
 
     class Walker:
@@ -37,9 +37,9 @@ WALKER = textwrap.dedent('''
                 func(current)
                 if rng.random() < 0.2:
                     func(self.start)  # a revisit
-''')
+""")
 
-TUNE_MODULE = textwrap.dedent('''
+TUNE_MODULE = textwrap.dedent("""
     from kernel_tuner.strategies.common import CostFunc
     from kernel_tuner.util import StopCriterionReached
     from walker import Walker
@@ -52,7 +52,7 @@ TUNE_MODULE = textwrap.dedent('''
         except StopCriterionReached:
             pass
         return cost_func.results
-''')
+""")
 
 
 @pytest.fixture(scope="module")
@@ -112,18 +112,19 @@ def test_oracle_time_budget(small_task):
 
 
 def test_custom_class_and_module_match_kernel_tuner_simulation(small_task, walker_files):
-    from kernel_tuner.strategies.wrapper import OptAlgWrapper
-
     import walker
+    from kernel_tuner.strategies.wrapper import OptAlgWrapper
 
     space = SearchSpace(small_task.space)
     start = space.config_of(0)
     budget = Budget(seconds=1e9, max_fevals=60)
     kt = run_kernel_tuner(small_task, OptAlgWrapper(walker.Walker(start=start, seed=4)), {}, 1, budget)
-    ours = run_once(small_task, parse_strategy(f"{walker_files / 'walker.py'}:Walker:start={start!r}:seed=4"),
-                    1, budget, space)
-    module = run_once(small_task, parse_strategy(f"{walker_files / 'walker_tune.py'}:start={start!r}:seed=4"),
-                      1, budget, space)
+    ours = run_once(
+        small_task, parse_strategy(f"{walker_files / 'walker.py'}:Walker:start={start!r}:seed=4"), 1, budget, space
+    )
+    module = run_once(
+        small_task, parse_strategy(f"{walker_files / 'walker_tune.py'}:start={start!r}:seed=4"), 1, budget, space
+    )
     assert kt.rows.size == 60
     assert ours.rows.tolist() == kt.rows.tolist() == module.rows.tolist()
     assert module.fevals == kt.fevals  # Kernel Tuner's results: revisits in, invalid configurations out
@@ -144,7 +145,9 @@ def test_strategy_errors_are_one_line(tmp_path):
         parse_strategy("no_such_strategy")
     with pytest.raises(StrategyError, match="not found"):
         parse_strategy(str(tmp_path / "missing.py"))
-    (tmp_path / "two.py").write_text("class A:\n    def __call__(self, f, s): pass\nclass B(A):\n    def __call__(self, f, s): pass\n")
+    (tmp_path / "two.py").write_text(
+        "class A:\n    def __call__(self, f, s): pass\nclass B(A):\n    def __call__(self, f, s): pass\n"
+    )
     from generator.bench.runner import optimizer_class
 
     with pytest.raises(StrategyError, match="several classes"):
@@ -167,8 +170,25 @@ def test_bench_parallel_equals_serial_and_is_deterministic(small_task, conv_task
 def test_bench_cli_table_and_json(hub_dir, tmp_path, capsys):
     out = tmp_path / "bench.json"
     cache = hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz"
-    rc = main(["bench", "--tasks", str(cache), "--strategies", "random_sample,benchmarks/strategies/random_walk.py",
-               "--repeats", "3", "--seed", "0", "--workers", "2", "--json", str(out), "--no-progress", "--se"])
+    rc = main(
+        [
+            "bench",
+            "--tasks",
+            str(cache),
+            "--strategies",
+            "random_sample,benchmarks/strategies/random_walk.py",
+            "--repeats",
+            "3",
+            "--seed",
+            "0",
+            "--workers",
+            "2",
+            "--json",
+            str(out),
+            "--no-progress",
+            "--se",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     assert "convolution_milo/MI250X" in printed and "random_sample" in printed and "wall s" in printed

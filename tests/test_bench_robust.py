@@ -24,7 +24,7 @@ from generator.bench.runner import parse_strategy
 from generator.cli import _build_parser, main
 
 # Crashes on the dedispersion spaces only: the bench goes on with the other tasks and strategies.
-CRASHES_ON_DEDISPERSION = textwrap.dedent('''
+CRASHES_ON_DEDISPERSION = textwrap.dedent("""
     class Fragile:
         def __init__(self, budget=5000):
             pass
@@ -35,19 +35,19 @@ CRASHES_ON_DEDISPERSION = textwrap.dedent('''
                 return {}["no such key"]
             for cfg in searchspace.get_random_sample(5):
                 func(cfg)
-''')
+""")
 
 # Ends its worker process on the dedispersion spaces (out of memory, a segfault, os._exit).
-DIES_ON_DEDISPERSION = CRASHES_ON_DEDISPERSION.replace('return {}["no such key"]', 'import os; os._exit(3)')
+DIES_ON_DEDISPERSION = CRASHES_ON_DEDISPERSION.replace('return {}["no such key"]', "import os; os._exit(3)")
 
-PRESSES_CTRL_C = textwrap.dedent('''
+PRESSES_CTRL_C = textwrap.dedent("""
     class CtrlC:
         def __init__(self, budget=5000):
             pass
 
         def __call__(self, func, searchspace):
             raise KeyboardInterrupt
-''')
+""")
 
 
 @pytest.fixture()
@@ -62,8 +62,10 @@ def own_tmp(tmp_path, monkeypatch):
 @pytest.fixture()
 def two_tasks(hub_dir):
     """A convolution and a dedispersion space, both with small budgets."""
-    return [str(hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz"),
-            str(hub_dir / "cachefiles" / "dedispersion_milo" / "A4000.json.gz")]
+    return [
+        str(hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz"),
+        str(hub_dir / "cachefiles" / "dedispersion_milo" / "A4000.json.gz"),
+    ]
 
 
 def _bench(args, tmp_path, capsys):
@@ -78,14 +80,19 @@ def test_a_crash_on_one_task_is_recorded_there_and_the_rest_goes_on(two_tasks, t
     fragile = tmp_path / "fragile.py"
     fragile.write_text(CRASHES_ON_DEDISPERSION)
     tasks = [a for t in two_tasks for a in ("--tasks", t)]
-    rc, out, err, doc = _bench([*tasks, "--strategies", f"random_sample,{fragile},greedy_ils", "--workers", workers],
-                               tmp_path, capsys)
+    rc, out, err, doc = _bench(
+        [*tasks, "--strategies", f"random_sample,{fragile},greedy_ils", "--workers", workers], tmp_path, capsys
+    )
     assert rc == 1 and str(fragile) in err  # the command says something failed
     entry = doc["results"][str(fragile)]
     assert entry["score"] is None and entry["failed"] == ["dedispersion_milo/A4000"]
     failure = entry["per_task"]["dedispersion_milo/A4000"]
     assert failure["score"] is None
-    assert "KeyError" in failure["failed"] and "fragile.py" in failure["failed"] and "fix the strategy" in failure["failed"]
+    assert (
+        "KeyError" in failure["failed"]
+        and "fragile.py" in failure["failed"]
+        and "fix the strategy" in failure["failed"]
+    )
     assert isinstance(entry["per_task"]["convolution_milo/MI250X"]["score"], float)  # the task it finished
     for other in ("random_sample", "greedy_ils"):  # before and after it
         assert all(isinstance(t["score"], float) for t in doc["results"][other]["per_task"].values())
@@ -112,8 +119,20 @@ def test_ctrl_c_keeps_the_finished_strategies_and_the_cache_copies_go(two_tasks,
     ctrl_c = tmp_path / "ctrl_c.py"
     ctrl_c.write_text(PRESSES_CTRL_C)
     # diff_evo runs in Kernel Tuner's own simulation, which reads an uncompressed copy of the cache
-    rc, out, err, doc = _bench(["--tasks", two_tasks[0], "--strategies", f"diff_evo,{ctrl_c},random_sample",
-                                "--workers", "1", "--max-fevals", "20"], tmp_path, capsys)
+    rc, out, err, doc = _bench(
+        [
+            "--tasks",
+            two_tasks[0],
+            "--strategies",
+            f"diff_evo,{ctrl_c},random_sample",
+            "--workers",
+            "1",
+            "--max-fevals",
+            "20",
+        ],
+        tmp_path,
+        capsys,
+    )
     assert rc == 130 and "interrupted" in err.lower()
     assert list(doc["results"]) == ["diff_evo"] and doc["complete"] is False
     assert doc["pending"] == [str(ctrl_c), "random_sample"]
@@ -135,8 +154,14 @@ def test_kernel_tuner_cache_copies_are_removed_after_a_bench(two_tasks, own_tmp,
 
     kt_simulation._plain_cache, restore = spy, original
     try:
-        results = bench(load_tasks(two_tasks), [parse_strategy("diff_evo")], repeats=2, workers=workers,
-                        progress=False, max_fevals=15)
+        results = bench(
+            load_tasks(two_tasks),
+            [parse_strategy("diff_evo")],
+            repeats=2,
+            workers=workers,
+            progress=False,
+            max_fevals=15,
+        )
     finally:
         kt_simulation._plain_cache = restore
     assert not results[0].failed
@@ -152,11 +177,25 @@ def test_unwritable_json_is_refused_before_the_benchmark_runs(two_tasks, tmp_pat
     monkeypatch.setattr(bench_module, "bench", must_not_run)
     a_file = tmp_path / "a_file"
     a_file.write_text("")
-    for target, says in ((tmp_path / "missing" / "out.json", "does not exist"),
-                         (a_file / "out.json", "does not exist"),
-                         (tmp_path, "is a folder")):
-        rc = main(["bench", "--tasks", two_tasks[0], "--strategies", "random_sample", "--repeats", "1",
-                   "--no-progress", "--json", str(target)])
+    for target, says in (
+        (tmp_path / "missing" / "out.json", "does not exist"),
+        (a_file / "out.json", "does not exist"),
+        (tmp_path, "is a folder"),
+    ):
+        rc = main(
+            [
+                "bench",
+                "--tasks",
+                two_tasks[0],
+                "--strategies",
+                "random_sample",
+                "--repeats",
+                "1",
+                "--no-progress",
+                "--json",
+                str(target),
+            ]
+        )
         err = capsys.readouterr().err.strip()
         assert rc == 2 and err.startswith("tunesmith: error: --json") and says in err and "\n" not in err, err
         assert str(target) in err
@@ -175,22 +214,38 @@ def test_table_and_json_name_tasks_as_campaigns_and_stats_do(two_tasks, tmp_path
 
 
 def test_bench_task_filter(hub_dir, tmp_path, capsys):
-    rc, out, _, doc = _bench(["--tasks", str(hub_dir), "--task", "MI250X", "--task", "dedispersion_milo/A100",
-                              "--strategies", "random_sample", "--workers", "1"], tmp_path, capsys)
-    assert rc == 0 and doc["tasks"] == ["convolution_milo/MI250X", "dedispersion_milo/A100",
-                                        "dedispersion_milo/MI250X"]
+    rc, out, _, doc = _bench(
+        [
+            "--tasks",
+            str(hub_dir),
+            "--task",
+            "MI250X",
+            "--task",
+            "dedispersion_milo/A100",
+            "--strategies",
+            "random_sample",
+            "--workers",
+            "1",
+        ],
+        tmp_path,
+        capsys,
+    )
+    assert rc == 0 and doc["tasks"] == ["convolution_milo/MI250X", "dedispersion_milo/A100", "dedispersion_milo/MI250X"]
     rc = main(["bench", "--tasks", str(hub_dir), "--task", "gauss", "--strategies", "random_sample"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.startswith("tunesmith: error: --task gauss: no task name matches") and "\n" not in err
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["bench", "--task", "x", "--strategies", "random_sample"], "required: --tasks"),  # --task once meant --tasks
-    (["bench", "--tasks", "x", "--strat", "random_sample"], "required: --strategies"),
-    (["bench", "--tasks", "x", "--strategies", "random_sample", "--rep", "2"], "unrecognized arguments: --rep"),
-    (["evaluate", "x.py", "--tasks", "x", "--repeat", "2"], "unrecognized arguments: --repeat"),
-    (["cache", "build", "problem.toml", "--samp", "3"], "unrecognized arguments: --samp"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["bench", "--task", "x", "--strategies", "random_sample"], "required: --tasks"),  # --task once meant --tasks
+        (["bench", "--tasks", "x", "--strat", "random_sample"], "required: --strategies"),
+        (["bench", "--tasks", "x", "--strategies", "random_sample", "--rep", "2"], "unrecognized arguments: --rep"),
+        (["evaluate", "x.py", "--tasks", "x", "--repeat", "2"], "unrecognized arguments: --repeat"),
+        (["cache", "build", "problem.toml", "--samp", "3"], "unrecognized arguments: --samp"),
+    ],
+)
 def test_abbreviated_flags_are_errors(argv, says, capsys):
     with pytest.raises(SystemExit) as stop:
         _build_parser().parse_args(argv)
@@ -246,7 +301,7 @@ def test_a_scoring_failure_is_recorded_for_that_task(two_tasks, monkeypatch):
     assert "ZeroDivisionError" in result.failed["dedispersion_milo/A4000"] and result.score != result.score  # NaN
 
 
-SLEEPS = textwrap.dedent('''
+SLEEPS = textwrap.dedent("""
     import time
 
     class Sleeper:
@@ -256,7 +311,7 @@ SLEEPS = textwrap.dedent('''
         def __call__(self, func, searchspace):
             func(searchspace.get_random_sample(1)[0])
             time.sleep(60)
-''')
+""")
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
@@ -267,12 +322,34 @@ def test_ctrl_c_stops_the_workers_at_once(two_tasks, tmp_path, how):
     sleeper.write_text(SLEEPS)
     out, scratch = tmp_path / "bench.json", tmp_path / "tmp"
     scratch.mkdir()
-    command = [sys.executable, "-m", "generator.cli", "bench", "--tasks", two_tasks[0], "--strategies",
-               f"diff_evo,{sleeper}", "--repeats", "6", "--workers", "2", "--max-fevals", "10", "--no-progress",
-               "--json", str(out)]
-    bench_run = subprocess.Popen(command, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    command = [
+        sys.executable,
+        "-m",
+        "generator.cli",
+        "bench",
+        "--tasks",
+        two_tasks[0],
+        "--strategies",
+        f"diff_evo,{sleeper}",
+        "--repeats",
+        "6",
+        "--workers",
+        "2",
+        "--max-fevals",
+        "10",
+        "--no-progress",
+        "--json",
+        str(out),
+    ]
+    bench_run = subprocess.Popen(
+        command,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 240
         while not (out.exists() and "diff_evo" in json.loads(out.read_text())["results"]):
@@ -298,12 +375,19 @@ def test_ctrl_c_stops_the_workers_at_once(two_tasks, tmp_path, how):
 def test_cache_copies_of_a_run_outside_bench_go_when_the_process_ends(two_tasks, tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    code = ("import os, sys; from generator.tasks.entries import load_tasks; "
-            "from generator.bench.runner import parse_strategy, run_once; "
-            f"run_once(load_tasks({two_tasks[0]!r})[0], parse_strategy('diff_evo'), 1); "
-            "print(os.listdir(os.environ['TMPDIR']))")
-    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(scratch)},
-                          capture_output=True, text=True, timeout=300)
+    code = (
+        "import os, sys; from generator.tasks.entries import load_tasks; "
+        "from generator.bench.runner import parse_strategy, run_once; "
+        f"run_once(load_tasks({two_tasks[0]!r})[0], parse_strategy('diff_evo'), 1); "
+        "print(os.listdir(os.environ['TMPDIR']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "TMPDIR": str(scratch)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "tunesmith-caches-" in done.stdout  # it made its copy ...
     assert list(scratch.iterdir()) == []  # ... and removed it on the way out
@@ -313,8 +397,14 @@ def test_table_says_an_error_shared_by_several_tasks_once():
     from generator.bench.results import StrategyResult, table
 
     missing = "skopt could not run: it needs the Python module 'skopt', which is not installed; pip install x"
-    result = StrategyResult("skopt", float("nan"), {}, 0.1, {},
-                            {"a/A100": missing, "b/A100": missing, "c/A100": "strategy skopt crashed on c/A100: boom"})
+    result = StrategyResult(
+        "skopt",
+        float("nan"),
+        {},
+        0.1,
+        {},
+        {"a/A100": missing, "b/A100": missing, "c/A100": "strategy skopt crashed on c/A100: boom"},
+    )
     lines = table([result]).splitlines()
     assert lines[1].split() == ["skopt", "failed", "failed", "failed", "failed", "0.1"]
     assert lines[2:] == [f"{missing} (on 2 tasks)", "strategy skopt crashed on c/A100: boom"]

@@ -41,10 +41,12 @@ def test_kernel_tuner_reads_every_shipped_cache(path, tmp_path):
     # a whole brute-forced space (the smallest shipped ones, for tiny budgets, have 72 and 92 configurations)
     assert len(doc["cache"]) >= 50 and doc["tunesmith"]["problem"] == path.parent.name
     assert list(doc)[-1] == "cache"  # where Kernel Tuner's reader needs it
-    results, _ = kernel_tuner.tune_cache(str(plain), strategy="random_sample", strategy_options={"max_fevals": 3},
-                                         quiet=True)
-    assert len(results) == 3 and all(r["time"] == doc["cache"][",".join(str(r[k]) for k in doc["tune_params_keys"])]["time"]
-                                     for r in results)
+    results, _ = kernel_tuner.tune_cache(
+        str(plain), strategy="random_sample", strategy_options={"max_fevals": 3}, quiet=True
+    )
+    assert len(results) == 3 and all(
+        r["time"] == doc["cache"][",".join(str(r[k]) for k in doc["tune_params_keys"])]["time"] for r in results
+    )
 
 
 @pytest.mark.parametrize("path", SHIPPED[:1], ids=["append"])
@@ -66,14 +68,35 @@ def test_finalize_cache_writes_what_kernel_tuner_reads(tmp_path):
 
     from generator.live.cache_build import finalize_cache
 
-    header = {"device_name": "CPU", "kernel_name": "k", "problem_size": [4], "tune_params_keys": ["bx"],
-              "tune_params": {"bx": [1, 2]}, "objective": ["time"], "cache": {}}
+    header = {
+        "device_name": "CPU",
+        "kernel_name": "k",
+        "problem_size": [4],
+        "tune_params_keys": ["bx"],
+        "tune_params": {"bx": [1, 2]},
+        "objective": ["time"],
+        "cache": {},
+    }
     partial = tmp_path / "CPU.json"
     # what Kernel Tuner leaves while tuning: the header without its closing brackets, then entries
     text = json.dumps(header, indent="")[:-3]
     for bx in (1, 2):
-        text += "\n" + json.dumps({str(bx): {"bx": bx, "time": float(bx), "times": [float(bx)], "compile_time": 1.0,
-                                            "verification_time": 0, "benchmark_time": 2.0}})[1:-1] + ","
+        text += (
+            "\n"
+            + json.dumps(
+                {
+                    str(bx): {
+                        "bx": bx,
+                        "time": float(bx),
+                        "times": [float(bx)],
+                        "compile_time": 1.0,
+                        "verification_time": 0,
+                        "benchmark_time": 2.0,
+                    }
+                }
+            )[1:-1]
+            + ","
+        )
     partial.write_text(text)
     problem = SimpleNamespace(name="tiny", iterations=7)
     final = tmp_path / "CPU.json.gz"

@@ -14,24 +14,39 @@ import warnings
 import numpy as np
 import pytest
 
-from generator.tasks.cache_sanity import TaskWarning
 from generator.errors import TunesmithError
 from generator.tasks.cache import TaskError, load_cache_task
+from generator.tasks.cache_sanity import TaskWarning
 from generator.tasks.entries import load_tasks
 
 BIG = {"bx": list(range(1, 41)), "ty": list(range(1, 11))}  # 400 configurations: 1% is 4
 
 
 def _entry(bx, ty, time):
-    return {"bx": bx, "ty": ty, "time": time, "times": [time, time], "compile_time": 100.0,
-            "verification_time": 0.0, "benchmark_time": 2.5, "framework_time": 10.0, "strategy_time": 0.0}
+    return {
+        "bx": bx,
+        "ty": ty,
+        "time": time,
+        "times": [time, time],
+        "compile_time": 100.0,
+        "verification_time": 0.0,
+        "benchmark_time": 2.5,
+        "framework_time": 10.0,
+        "strategy_time": 0.0,
+    }
 
 
 def _doc(tune=BIG, objective="time"):
     entries = [_entry(b, t, float(b + t)) for b in tune["bx"] for t in tune["ty"]]
-    return {"device_name": "Test GPU", "kernel_name": "k", "problem_size": [1], "tune_params_keys": list(tune),
-            "tune_params": tune, "objective": objective,
-            "cache": {f"{e['bx']},{e['ty']}": e for e in entries}}
+    return {
+        "device_name": "Test GPU",
+        "kernel_name": "k",
+        "problem_size": [1],
+        "tune_params_keys": list(tune),
+        "tune_params": tune,
+        "objective": objective,
+        "cache": {f"{e['bx']},{e['ty']}": e for e in entries},
+    }
 
 
 def _write(tmp_path, doc):

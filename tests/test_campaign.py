@@ -1,7 +1,5 @@
 """Whole campaigns against a local fake LLM server: end to end, kill -9 and resume, caps, outages, replay."""
 
-import hashlib
-import re
 import os
 import signal
 import subprocess
@@ -10,87 +8,20 @@ import time
 from pathlib import Path
 
 import pytest
+from campaign_fakes import FAKE_KEY, fake_evaluate
 
-from fake_llm_server import FakeLLMServer
 from generator.archive import Archive
 from generator.campaign.loop import format_status, resume, run_campaign
-from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 
 ROOT = Path(__file__).resolve().parents[1]
-FAKE_KEY = "sk-fake-campaign-key-0123456789"
-
-
-def reply_for(body: dict, sizes: int = 40) -> str:
-    """A reply that depends only on the prompt, like a deterministic LLM: a sampler of batch size n
-    (one of `sizes`) whose loop structure (one to three sampling loops, each forwards or reversed)
-    varies too, so that replies are not all copies of one algorithm with other constants."""
-    prompt = body["messages"][-1]["content"]
-    h = int(hashlib.sha256(f"{prompt}{body.get('seed')}".encode()).hexdigest()[:8], 16)
-    n = h % sizes + 1
-    op = re.search(r"operator: (\w+)", prompt).group(1)
-    loops = "".join(f"            for c in {'reversed(' if (h >> (8 + k)) & 1 else '('}searchspace.get_random_sample({n})):\n"
-                    "                func(c)\n" for k in range(1 + (h >> 16) % 3))
-    return (f"# Sampler{n}: {op} gives random batches of {n}\n```python\nclass Sampler{n}:\n"
-            f"    hyperparameters = {{}}\n\n    def __init__(self, budget=5000):\n        self.budget = budget\n\n"
-            f"    def __call__(self, func, searchspace):\n        while True:\n{loops}```\n")
-
-
-def fake_evaluate(code, tasks, repeats, seed, timeout, workers):
-    """Deterministic stand-in for the sandbox: a score from the code's hash; some candidates fail."""
-    h = int(hashlib.sha256(code.encode()).hexdigest()[:8], 16)
-    if h % 5 == 0:
-        return Fitness(None, {}, 0.0, CandidateError("exception", "ZeroDivisionError", "Traceback ...", "x = 1 / 0", 9))
-    s = (h % 1000) / 1000
-    return Fitness(s, {t.name: TaskFitness(s, 0.0, 50.0) for t in tasks}, 0.01)
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    with FakeLLMServer(reply_for) as srv:
-        yield srv
-
-
-@pytest.fixture()
-def make_config(tmp_path, hub_dir, monkeypatch):
-    monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
-
-    def make(server, name="run", budget=6, caps="", model="openai/fake", repeats=1, extra="", concurrency=4):
-        path = tmp_path / f"{name}.toml"
-        path.write_text(f'''name = "{name}"
-[llm]
-model = "{model}"
-api_base = "{server.base_url}"
-retries = 1
-backoff = 0.01
-seed = 11
-timeout = 10
-max_consecutive_errors = 2
-concurrency = {concurrency}
-{caps}
-[evolution]
-n_parents = 2
-n_offspring = 3
-budget = {budget}
-seed = 3
-[tasks]
-train = ["hub:convolution_milo/A100"]
-[evaluation]
-repeats = {repeats}
-timeout = 30
-[novelty]
-max_similarity = 1.0  # these tests count requests: no re-asks of replies that differ in a constant
-[output]
-run_dir = "{tmp_path / name}"
-{extra}''')
-        return path
-    return make
 
 
 def _digest(run_dir):
     """What must be identical between two runs of the same campaign."""
-    return [(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, c.duplicate_of, (c.error or {}).get("kind"))
-            for c in Archive.open(run_dir).candidates()]
+    return [
+        (c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, c.duplicate_of, (c.error or {}).get("kind"))
+        for c in Archive.open(run_dir).candidates()
+    ]
 
 
 def test_end_to_end_real_sandbox_status_and_no_key_on_disk(server, make_config, capsys):
@@ -138,8 +69,13 @@ def test_kill_9_then_resume_loses_nothing_and_matches_an_uninterrupted_run(serve
     run = cfg.parent / "killed"
     server.delay = 0.3  # so the kill often lands while a prompt is in flight
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
         lines = (run / "candidates.jsonl").read_text().count("\n") if (run / "candidates.jsonl").exists() else 0
@@ -180,6 +116,7 @@ def test_crash_after_the_reply_reuses_the_recorded_exchange(server, make_config)
         if len(calls) >= 3:
             raise RuntimeError("power cut during evaluation")
         return fake_evaluate(code, *args)
+
     cfg = make_config(server, "crashed", budget=5)
     asked = len(server.requests)
     with pytest.raises(RuntimeError, match="power cut"):
@@ -225,8 +162,12 @@ def test_outage_stops_with_nothing_recorded_then_resumes_with_the_same_ids(serve
 
 def test_bad_replies_are_recorded_and_truncated_code_gets_fixed(server, make_config):
     # one request at a time: the server's scripted replies go to the candidates in order
-    cfg = make_config(server, budget=6, extra="[evolution.operators]\nnew = 0.01\nrefine = 0.01\nsimplify = 0.01\nfix = 100\n",
-                      concurrency=1)
+    cfg = make_config(
+        server,
+        budget=6,
+        extra="[evolution.operators]\nnew = 0.01\nrefine = 0.01\nsimplify = 0.01\nfix = 100\n",
+        concurrency=1,
+    )
     truncated = "# Cut: a reply cut short\n```python\nclass Cut:\n    def __call__(self, func, searchspace):\n        for c in ("
     server.push(("empty",), ("reply", "I am sorry, I cannot write code today."), ("reply", truncated))
     summary = run_campaign(cfg, progress=False)  # the real static checks see the truncated code
@@ -272,14 +213,22 @@ def test_prompt_command_shows_what_the_llm_sees(hub_dir, monkeypatch, capsys):
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     assert main(["prompt", str(ROOT / "campaigns" / "hub.toml"), "--operator", "fix"]) == 0
     out = capsys.readouterr().out
-    for head in ("## Task", "## Search-space statistics", "## Interface", "## Parent 1 (id: c0001, score: failed)",
-                 "## Error feedback", "## Instruction (operator: fix)"):
+    for head in (
+        "## Task",
+        "## Search-space statistics",
+        "## Interface",
+        "## Parent 1 (id: c0001, score: failed)",
+        "## Error feedback",
+        "## Instruction (operator: fix)",
+    ):
         assert head in out
     assert "### convolution_milo/A100" in out and "### dedispersion_milo/A100" in out
 
 
 def test_hpo_stage_runs_when_enabled(server, make_config):
-    cfg = make_config(server, "tuned", budget=3, extra="[hpo]\nenabled = true\ntrials = 2\nrepeats = 1\nreport_repeats = 1\n")
+    cfg = make_config(
+        server, "tuned", budget=3, extra="[hpo]\nenabled = true\ntrials = 2\nrepeats = 1\nreport_repeats = 1\n"
+    )
     run_campaign(cfg, progress=False)
     from generator.tuning.hpo import load_results
 
@@ -295,4 +244,6 @@ def test_summary_never_calls_the_offline_synthesizer_an_llm(tmp_path):
     usage = {"calls": 3, "tokens": 10, "cost_usd": 0.0}
     text = format_summary(Summary(tmp_path, "finished", "done", 3, 3, usage, model="synth/components"))
     assert "offline synthesizer (no LLM): 3 calls" in text and "LLM synth" not in text
-    assert "LLM openai/gpt-4o: 3 calls" in format_summary(Summary(tmp_path, "finished", "done", 3, 3, usage, model="openai/gpt-4o"))
+    assert "LLM openai/gpt-4o: 3 calls" in format_summary(
+        Summary(tmp_path, "finished", "done", 3, 3, usage, model="openai/gpt-4o")
+    )

@@ -8,19 +8,26 @@ from unittest import mock
 
 import pytest
 
-from generator.sandbox.candidate_names import EXPORT_PRELUDE, LOCAL, candidate_names, preimports, unbound_names, with_prelude
 from generator.evaluation.evaluate import evaluate_source
 from generator.llm.prompts import extract_reply
 from generator.llm.reply_code import truncation_error
+from generator.sandbox.candidate_names import (
+    EXPORT_PRELUDE,
+    LOCAL,
+    candidate_names,
+    preimports,
+    unbound_names,
+    with_prelude,
+)
 from generator.sandbox.jobs import SandboxConfig
 
 CONFIG = SandboxConfig(timeout_s=20.0, startup_s=180)
-LOOP = '''
+LOOP = """
     def __call__(self, func, searchspace):
         while True:
             for cfg in searchspace.get_random_sample(10):
                 func(cfg)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +59,12 @@ def test_llamea_style_class_runs_in_the_sandbox_with_or_without_kernel_tuner_imp
     fit = _fit(plain, gemm)
     assert fit.ok, fit.error
     # importing them itself works too, and StopCriterionReached caught by either name ends the run
-    both = ("from kernel_tuner.strategies.wrapper import OptAlg\nfrom kernel_tuner.util import StopCriterionReached "
-            "as KTStop\nclass X(OptAlg):\n    def __call__(self, func, searchspace):\n        try:\n"
-            "            while True:\n                func(searchspace.get_random_sample(1)[0])\n"
-            "        except KTStop:\n            return\n")
+    both = (
+        "from kernel_tuner.strategies.wrapper import OptAlg\nfrom kernel_tuner.util import StopCriterionReached "
+        "as KTStop\nclass X(OptAlg):\n    def __call__(self, func, searchspace):\n        try:\n"
+        "            while True:\n                func(searchspace.get_random_sample(1)[0])\n"
+        "        except KTStop:\n            return\n"
+    )
     fit2 = _fit(both, gemm)
     assert fit2.ok, fit2.error
 
@@ -90,24 +99,32 @@ def test_preimports_only_heavy_allowed_libraries():
 
 
 def test_numpy_scipy_and_the_standard_library_import(gemm):
-    src = ("import collections, heapq, itertools, math, random, statistics, bisect, functools\nimport numpy as np\n"
-           "import scipy.optimize, scipy.spatial, scipy.stats\nfrom scipy.stats import qmc\n"
-           "class X:\n" + LOOP)
+    src = (
+        "import collections, heapq, itertools, math, random, statistics, bisect, functools\nimport numpy as np\n"
+        "import scipy.optimize, scipy.spatial, scipy.stats\nfrom scipy.stats import qmc\n"
+        "class X:\n" + LOOP
+    )
     fit = _fit(src, gemm)
     assert fit.ok, fit.error
 
 
-@pytest.mark.parametrize("body, words", [
-    ("import subprocess\n        subprocess.run(['ls'])", "starting a subprocess (subprocess.Popen) is refused in the sandbox"),
-    ("import os\n        os.system('ls')", "is refused in the sandbox"),
-    ("import socket\n        socket.create_connection(('8.8.8.8', 53), timeout=1)", "network access"),
-    ("import urllib.request\n        urllib.request.urlopen('http://example.com')", "network access"),
-    ("import multiprocessing\n        multiprocessing.Process(target=print).start()", "forking a process"),
-    ("open('problems/gemm/problem.toml').read()", "compute everything in memory"),
-    ("import torch", "use the standard library, numpy or scipy"),
-    ("self.local_search(func)", "never defines it"),
-    ("import numpy as np\n        np.random.choice(searchspace.get_random_sample(3))", "use random.choice"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (
+            "import subprocess\n        subprocess.run(['ls'])",
+            "starting a subprocess (subprocess.Popen) is refused in the sandbox",
+        ),
+        ("import os\n        os.system('ls')", "is refused in the sandbox"),
+        ("import socket\n        socket.create_connection(('8.8.8.8', 53), timeout=1)", "network access"),
+        ("import urllib.request\n        urllib.request.urlopen('http://example.com')", "network access"),
+        ("import multiprocessing\n        multiprocessing.Process(target=print).start()", "forking a process"),
+        ("open('problems/gemm/problem.toml').read()", "compute everything in memory"),
+        ("import torch", "use the standard library, numpy or scipy"),
+        ("self.local_search(func)", "never defines it"),
+        ("import numpy as np\n        np.random.choice(searchspace.get_random_sample(3))", "use random.choice"),
+    ],
+)
 def test_refused_and_missing_things_say_what_to_do(gemm, body, words):
     src = f"class X:\n    def __call__(self, func, searchspace):\n        {body}\n"
     fit = _fit(src, gemm)
@@ -134,14 +151,21 @@ def test_prompt_says_which_names_exist():
 
 def test_swallowed_stop_ends_the_run_scored_not_timed_out(gemm):
     """A loop that catches the stop and calls again ends at once; one that computes on ends after a grace."""
-    calls_again = "class X(OptAlg):\n    def __call__(self, func, searchspace):\n        while True:\n" \
-                  "            try:\n                func(searchspace.get_random_sample(1)[0])\n" \
-                  "            except StopCriterionReached:\n                pass\n"
-    spins = "class X:\n    def __call__(self, func, searchspace):\n        try:\n            while True:\n" \
-            "                func(searchspace.get_random_sample(1)[0])\n        except BaseException:\n" \
-            "            while True:\n                pass\n"
-    honest = _fit("class X:\n    def __call__(self, func, searchspace):\n        while True:\n"
-                  "            func(searchspace.get_random_sample(1)[0])\n", gemm)
+    calls_again = (
+        "class X(OptAlg):\n    def __call__(self, func, searchspace):\n        while True:\n"
+        "            try:\n                func(searchspace.get_random_sample(1)[0])\n"
+        "            except StopCriterionReached:\n                pass\n"
+    )
+    spins = (
+        "class X:\n    def __call__(self, func, searchspace):\n        try:\n            while True:\n"
+        "                func(searchspace.get_random_sample(1)[0])\n        except BaseException:\n"
+        "            while True:\n                pass\n"
+    )
+    honest = _fit(
+        "class X:\n    def __call__(self, func, searchspace):\n        while True:\n"
+        "            func(searchspace.get_random_sample(1)[0])\n",
+        gemm,
+    )
     for src in (calls_again, spins):
         fit = _fit(src, gemm, config=SandboxConfig(timeout_s=8.0, startup_s=180))
         assert fit.ok, fit.error
@@ -172,8 +196,9 @@ def test_bench_ends_a_swallowed_stop_in_process(gemm):
 
 
 def test_truncated_reply_error_asks_for_shorter_code():
-    reply = extract_reply("# Tabu\n```python\nclass X:\n    def __call__(self, func, searchspace):\n        for i in range(",
-                          "length")
+    reply = extract_reply(
+        "# Tabu\n```python\nclass X:\n    def __call__(self, func, searchspace):\n        for i in range(", "length"
+    )
     assert reply.truncated and reply.code.startswith("class X")
     error = truncation_error({"kind": "syntax", "message": "SyntaxError: '(' was never closed", "line": None})
     assert error["message"].startswith("the reply was truncated") and "shorter" in error["message"]
@@ -185,14 +210,19 @@ def test_truncated_reply_error_asks_for_shorter_code():
 
 def test_a_slow_run_is_cut_at_its_wall_clock_limit_and_scored(gemm):
     """Real time counts as in Kernel Tuner: a run whose own code is too slow ends at the limit, scored."""
-    slow = "import time\nclass X:\n    def __call__(self, func, searchspace):\n" \
-           "        for cfg in searchspace.get_random_sample(20):\n            func(cfg)\n" \
-           "        while True:\n            time.sleep(0.05)\n"
+    slow = (
+        "import time\nclass X:\n    def __call__(self, func, searchspace):\n"
+        "        for cfg in searchspace.get_random_sample(20):\n            func(cfg)\n"
+        "        while True:\n            time.sleep(0.05)\n"
+    )
     fit = _fit(slow, gemm, config=SandboxConfig(timeout_s=2.0, startup_s=180))
     assert fit.ok, fit.error
     assert fit.metadata["runs_cut_at_time_limit"] == 1 and fit.per_task["gemm/H200"].unique == 20
     strict = _fit(slow, gemm, config=SandboxConfig(timeout_s=2.0, startup_s=180, cut_slow_runs=False))
     assert strict.error.kind == "timeout" and "did not finish within 2 s" in strict.error.message
-    idle = _fit("import time\nclass X:\n    def __call__(self, func, searchspace):\n        time.sleep(60)\n", gemm,
-                config=SandboxConfig(timeout_s=1.0, startup_s=180))
+    idle = _fit(
+        "import time\nclass X:\n    def __call__(self, func, searchspace):\n        time.sleep(60)\n",
+        gemm,
+        config=SandboxConfig(timeout_s=1.0, startup_s=180),
+    )
     assert idle.error.kind == "timeout" and "did not evaluate anything within 1 s" in idle.error.message

@@ -8,8 +8,10 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBE = ("python3 -c \"import sys, os; open('ran.txt', 'w').write(repr((sys.prefix, sys.base_prefix, "
-         "os.environ.get('VIRTUAL_ENV'))))\"")
+PROBE = (
+    "python3 -c \"import sys, os; open('ran.txt', 'w').write(repr((sys.prefix, sys.base_prefix, "
+    "os.environ.get('VIRTUAL_ENV'))))\""
+)
 
 
 def _run_ci(tmp_path: Path, readme: str) -> tuple[subprocess.CompletedProcess, Path]:
@@ -18,6 +20,11 @@ def _run_ci(tmp_path: Path, readme: str) -> tuple[subprocess.CompletedProcess, P
     (repo / ".ci").mkdir(parents=True)
     shutil.copy(ROOT / ".ci" / "run", repo / ".ci" / "run")
     (repo / "README.md").write_text(readme)
+    return _run_ci_in(repo, tmp_path)
+
+
+def _run_ci_in(repo: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """.ci/run in `repo` as it stands, with a stub hub and browser."""
     hub = tmp_path / "hub"
     (hub / "cachefiles").mkdir(parents=True)
     stubs = tmp_path / "bin"  # the browser test's tools, so CI's apt-get step is not taken here
@@ -46,3 +53,21 @@ def test_ci_run_refuses_a_readme_without_a_test_command(tmp_path):
     proc, _ = _run_ci(tmp_path, "# x\n\nNo tests here.\n")
     assert proc.returncode != 0
     assert "README.md has no test command" in proc.stderr
+
+
+def test_ci_run_fails_on_code_that_ruff_would_reformat(tmp_path):
+    """The lint gate: with a [tool.ruff] table in pyproject.toml, unformatted code fails CI after the tests."""
+    version = next(
+        line.split("==")[1].strip('",')
+        for line in (ROOT / "pyproject.toml").read_text().splitlines()
+        if line.strip().startswith('"ruff==')
+    )
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "run", repo / ".ci" / "run")
+    (repo / "README.md").write_text(f"# x\n\nTests:\n\n    python3 -m pip install -q ruff=={version}\n")
+    (repo / "pyproject.toml").write_text("[tool.ruff]\nline-length = 120\n")
+    (repo / "bad.py").write_text("x=1\n")
+    proc, _ = _run_ci_in(repo, tmp_path)
+    assert proc.returncode != 0
+    assert "1 file would be reformatted" in proc.stdout + proc.stderr

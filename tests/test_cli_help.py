@@ -25,8 +25,12 @@ def test_top_level_help_has_no_note_for_developers(capsys):
 
 def test_version_flag_prints_the_package_version():
     """`tunesmith --version` prints `tunesmith X.Y.Z` and exits 0 (as the console script)."""
-    proc = subprocess.run([sys.executable, "-c", "import sys; from generator.cli import main; sys.exit(main())",
-                           "--version"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from generator.cli import main; sys.exit(main())", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"tunesmith {__version__}"
 
@@ -61,8 +65,7 @@ def test_every_subcommand_with_a_progress_bar_takes_no_progress():
     from generator.cli import _build_parser
 
     parser = _build_parser()
-    for argv in (["run", "c.toml"], ["resume", "RUN"], ["bench", "--tasks", "t", "--strategies", "s"],
-                 ["hpo", "RUN"]):
+    for argv in (["run", "c.toml"], ["resume", "RUN"], ["bench", "--tasks", "t", "--strategies", "s"], ["hpo", "RUN"]):
         args = parser.parse_args([*argv, "--no-progress"])
         assert getattr(args, "no_progress", None) or getattr(args, "quiet", None), argv
     assert parser.parse_args(["hpo", "RUN", "--quiet"]).quiet  # the older spelling still works

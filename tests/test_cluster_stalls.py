@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from cluster_fixtures import Cluster, free_port  # noqa: E402
+from cluster_fixtures import Cluster, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,11 +30,27 @@ def cluster(tmp_path):
 
 
 def _tunesmith(run_dir: Path, *args: str) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "generator.cli", "run", "campaigns/quickstart.toml", "--budget", "4",
-            "--run-dir", str(run_dir), "--no-progress", *args]
+    argv = [
+        sys.executable,
+        "-m",
+        "generator.cli",
+        "run",
+        "campaigns/quickstart.toml",
+        "--budget",
+        "4",
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+        *args,
+    ]
     err_path = run_dir.parent / f"{run_dir.name}.stderr"
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"),
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=open(err_path, "w"),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     proc.err_path = err_path
     return proc
 
@@ -60,8 +76,9 @@ def _finish(proc: subprocess.Popen, limit_s: float) -> tuple[int, str, float]:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        raise AssertionError(f"tunesmith still running {limit_s} s later; stderr:\n"
-                             f"{proc.err_path.read_text()[-2000:]}") from None
+        raise AssertionError(
+            f"tunesmith still running {limit_s} s later; stderr:\n{proc.err_path.read_text()[-2000:]}"
+        ) from None
     return proc.returncode, proc.err_path.read_text(), time.monotonic() - start
 
 
@@ -116,7 +133,7 @@ def test_an_unreachable_scheduler_fails_once_in_the_time_it_states(tmp_path):
 # ---------------------------------------------------------------------------- a frozen worker
 # Honest and slow on purpose: a pause per call makes one run last a few seconds of wall time (the score
 # uses the simulated clock, so the pause changes nothing else): long enough to freeze its worker mid-run.
-SLOW = '''
+SLOW = """
 import time
 
 
@@ -135,7 +152,7 @@ class SlowSampler:
             seen.add(cfg)
             time.sleep(self.pause)
             func(list(cfg))
-'''
+"""
 REPEATS = 2
 
 
@@ -160,8 +177,11 @@ def _same_scores(a, b):
     assert not b.metadata.get("runs_cut_at_time_limit"), "a run was cut while its evaluator was frozen"
     assert a.score == b.score
     for name, tf in a.per_task.items():
-        assert (tf.per_repeat, tf.fevals, tf.unique) == (b.per_task[name].per_repeat, b.per_task[name].fevals,
-                                                         b.per_task[name].unique)
+        assert (tf.per_repeat, tf.fevals, tf.unique) == (
+            b.per_task[name].per_repeat,
+            b.per_task[name].fevals,
+            b.per_task[name].unique,
+        )
 
 
 def _evaluate_while_freezing(cluster, task, frozen_s: float | None):
@@ -174,8 +194,11 @@ def _evaluate_while_freezing(cluster, task, frozen_s: float | None):
     ex.client.wait_for_workers(2, timeout=60)
     pids = ex.client.run(os.getpid)
     box = {}
-    thread = threading.Thread(target=lambda: box.update(fit=evaluate_source(
-        SLOW, [task], repeats=REPEATS, seed=7, workers=2, executor=ex, config=_sandbox())))
+    thread = threading.Thread(
+        target=lambda: box.update(
+            fit=evaluate_source(SLOW, [task], repeats=REPEATS, seed=7, workers=2, executor=ex, config=_sandbox())
+        )
+    )
     thread.start()
     try:
         end = time.monotonic() + 60
@@ -248,8 +271,10 @@ def test_a_scheduler_killed_mid_run_is_one_line_and_resumable(cluster, tmp_path)
 def _scores(run_dir: Path) -> dict:
     from generator.archive import Archive
 
-    return {c.id: (c.score, c.error and c.error.get("kind") if isinstance(c.error, dict) else c.error)
-            for c in Archive.open(run_dir).candidates()}
+    return {
+        c.id: (c.score, c.error and c.error.get("kind") if isinstance(c.error, dict) else c.error)
+        for c in Archive.open(run_dir).candidates()
+    }
 
 
 def test_a_campaign_with_a_frozen_worker_scores_as_the_local_one(two_workers, tmp_path):

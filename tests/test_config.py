@@ -21,21 +21,32 @@ def test_defaults_fill_missing_sections():
     assert cfg.llm.caps.max_usd is None
 
 
-@pytest.mark.parametrize("data, key, hint", [
-    ({**MINIMAL, "evolution": {"stratgy": "mu+lambda"}}, "evolution.stratgy", "unknown key"),
-    ({**MINIMAL, "evolution": {"strategy": "mu-lambda"}}, "evolution.strategy", "'mu+lambda'"),
-    ({**MINIMAL, "evolution": {"budget": 0}}, "evolution.budget", "greater than or equal to 1"),
-    ({**MINIMAL, "evolution": {"strategy": "mu,lambda", "n_parents": 8, "n_offspring": 4}}, "evolution", "n_offspring >= n_parents"),
-    ({**MINIMAL, "evolution": {"operators": {"new": 0, "refine": 0, "simplify": 0}}}, "evolution.operators", "positive weight"),
-    ({**MINIMAL, "llm": {"caps": {"max_usd": -1}}}, "llm.caps.max_usd", "greater than or equal to 0"),
-    ({**MINIMAL, "llm": {"params": {"api_key": "sk-123"}}}, "llm.params", "environment only"),
-    ({**MINIMAL, "llm": {"model": "llama3"}}, "llm.model", "litellm model string"),
-    ({**MINIMAL, "evaluation": {"executor": "my cluster"}}, "evaluation.executor", "use 'local'"),
-    ({**MINIMAL, "evaluation": {"repeats": "ten"}}, "evaluation.repeats", "got 'ten'"),
-    ({"tasks": {"train": []}}, "tasks.train", "at least one"),
-    ({}, "tasks", "required"),
-    ({**MINIMAL, "outptu": {}}, "outptu", "unknown key"),
-])
+@pytest.mark.parametrize(
+    "data, key, hint",
+    [
+        ({**MINIMAL, "evolution": {"stratgy": "mu+lambda"}}, "evolution.stratgy", "unknown key"),
+        ({**MINIMAL, "evolution": {"strategy": "mu-lambda"}}, "evolution.strategy", "'mu+lambda'"),
+        ({**MINIMAL, "evolution": {"budget": 0}}, "evolution.budget", "greater than or equal to 1"),
+        (
+            {**MINIMAL, "evolution": {"strategy": "mu,lambda", "n_parents": 8, "n_offspring": 4}},
+            "evolution",
+            "n_offspring >= n_parents",
+        ),
+        (
+            {**MINIMAL, "evolution": {"operators": {"new": 0, "refine": 0, "simplify": 0}}},
+            "evolution.operators",
+            "positive weight",
+        ),
+        ({**MINIMAL, "llm": {"caps": {"max_usd": -1}}}, "llm.caps.max_usd", "greater than or equal to 0"),
+        ({**MINIMAL, "llm": {"params": {"api_key": "sk-123"}}}, "llm.params", "environment only"),
+        ({**MINIMAL, "llm": {"model": "llama3"}}, "llm.model", "litellm model string"),
+        ({**MINIMAL, "evaluation": {"executor": "my cluster"}}, "evaluation.executor", "use 'local'"),
+        ({**MINIMAL, "evaluation": {"repeats": "ten"}}, "evaluation.repeats", "got 'ten'"),
+        ({"tasks": {"train": []}}, "tasks.train", "at least one"),
+        ({}, "tasks", "required"),
+        ({**MINIMAL, "outptu": {}}, "outptu", "unknown key"),
+    ],
+)
 def test_bad_values_name_the_key_and_the_fix(data, key, hint):
     with pytest.raises(ConfigError) as err:
         parse_config(data, "c.toml")
@@ -66,7 +77,9 @@ def test_cli_prints_one_line_error(tmp_path, capsys):
 
 def test_resume_allows_limits_but_not_the_science():
     old = parse_config(MINIMAL).model_dump(mode="json")
-    new = parse_config({**MINIMAL, "evolution": {"budget": 300}, "llm": {"caps": {"max_usd": 2}}}).model_dump(mode="json")
+    new = parse_config({**MINIMAL, "evolution": {"budget": 300}, "llm": {"caps": {"max_usd": 2}}}).model_dump(
+        mode="json"
+    )
     assert blocking_changes(old, new) == []
     other = parse_config({**MINIMAL, "evolution": {"seed": 7}}).model_dump(mode="json")
     assert blocking_changes(old, other) == ["evolution.seed"]

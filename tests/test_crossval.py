@@ -25,8 +25,10 @@ def test_family_of_joins_kernels_that_compute_the_same_thing():
 
 def test_a_family_with_many_gpus_weighs_as_much_as_a_family_with_one():
     # a: 1.0 on three gemm spaces, 0.0 on the two other families; b: 0.5 everywhere.
-    scores = {"a": {"gemm/X": 1.0, "gemm/Y": 1.0, "gemm/Z": 1.0, "scan/X": 0.0, "fwht/X": 0.0},
-              "b": {"gemm/X": 0.5, "gemm/Y": 0.5, "gemm/Z": 0.5, "scan/X": 0.5, "fwht/X": 0.5}}
+    scores = {
+        "a": {"gemm/X": 1.0, "gemm/Y": 1.0, "gemm/Z": 1.0, "scan/X": 0.0, "fwht/X": 0.0},
+        "b": {"gemm/X": 0.5, "gemm/Y": 0.5, "gemm/Z": 0.5, "scan/X": 0.5, "fwht/X": 0.5},
+    }
     cv = cross_validate(table(scores))
     by = {s.label: s for s in cv.strategies}
     assert by["a"].mean == pytest.approx(1 / 3)  # a mean over spaces would say 0.6 and rank a first
@@ -36,8 +38,7 @@ def test_a_family_with_many_gpus_weighs_as_much_as_a_family_with_one():
 
 def test_selection_estimate_scores_the_pick_made_without_each_family():
     # "lucky" leads on two families by a lot and loses on the third; "steady" is good everywhere.
-    scores = {"lucky": {"f1/G": 0.9, "f2/G": 0.9, "f3/G": 0.0},
-              "steady": {"f1/G": 0.6, "f2/G": 0.6, "f3/G": 0.6}}
+    scores = {"lucky": {"f1/G": 0.9, "f2/G": 0.9, "f3/G": 0.0}, "steady": {"f1/G": 0.6, "f2/G": 0.6, "f3/G": 0.6}}
     cv = cross_validate(table(scores))
     folds = {f.family: f for f in cv.folds}
     # without f1: lucky 0.45 vs steady 0.6 -> steady, scored on f1 -> 0.6; same for f2; without f3 -> lucky, 0.0
@@ -52,8 +53,10 @@ def test_selection_estimate_scores_the_pick_made_without_each_family():
 def test_sealed_families_never_enter_the_table(tmp_path):
     protocol = tmp_path / "families.toml"
     protocol.write_text('sealed = ["f3"]\n')
-    scores = {"a": {"f1/G": 0.5, "f2/G": 0.5, "f4/G": 0.5, "f3/G": 9.0},
-              "b": {"f1/G": 0.6, "f2/G": 0.6, "f4/G": 0.6, "f3/G": -9.0}}
+    scores = {
+        "a": {"f1/G": 0.5, "f2/G": 0.5, "f4/G": 0.5, "f3/G": 9.0},
+        "b": {"f1/G": 0.6, "f2/G": 0.6, "f4/G": 0.6, "f3/G": -9.0},
+    }
     cv = cross_validate(table(scores), sealed_families(protocol))
     assert "f3" not in cv.families and cv.winner == "b"
     assert "f3" not in markdown(cv).split("Selection")[0]
@@ -76,6 +79,7 @@ def test_a_strategy_that_failed_a_task_leaves_that_task_out_for_all():
 def test_bench_results_merge_task_by_task_and_a_later_rerun_replaces_a_task():
     def doc(per_task):
         return {"results": {"a": {"per_task": {t: {"score": p, "se": 0.1} for t, p in per_task.items()}}}}
+
     # the first bench covered two spaces, a second one a new space and a rerun of one with more repeats
     merged = ScoreTable.from_bench_json([doc({"f1/G": 0.5, "f2/G": 0.5}), doc({"f3/H": 0.7, "f2/G": 0.4})])
     assert merged.scores["a"] == {"f1/G": 0.5, "f2/G": 0.4, "f3/H": 0.7}
@@ -91,8 +95,10 @@ def test_portfolio_learns_a_split_that_holds_across_families_and_beats_the_singl
     small = {f"s{i}/G": _features(5 + i) for i in range(3)}
     large = {f"l{i}/G": _features(10 + i) for i in range(3)}
     feats = {**small, **large}
-    scores = {"small": {**{t: 0.9 for t in small}, **{t: 0.3 for t in large}},
-              "large": {**{t: 0.2 for t in small}, **{t: 0.8 for t in large}}}
+    scores = {
+        "small": {**{t: 0.9 for t in small}, **{t: 0.3 for t in large}},
+        "large": {**{t: 0.2 for t in small}, **{t: 0.8 for t in large}},
+    }
     rule = learn_rule(table(scores), feats, ["small", "large"])
     assert rule.feature == "log2_size" and 7 < rule.threshold < 10
     assert rule.pick(_features(4)) == "small" and rule.pick(_features(12)) == "large"
@@ -121,9 +127,15 @@ def test_space_features_from_tune_params():
 def test_crossval_command_writes_json_and_markdown(tmp_path, capsys):
     from generator.cli import main
 
-    doc = {"results": {s: {"score": 0.0, "per_task": {t: {"score": v, "se": 0.02} for t, v in per.items()}}
-                       for s, per in {"a": {"f1/G": 0.1, "f2/G": 0.2, "f3/G": 0.3},
-                                      "b": {"f1/G": 0.4, "f2/G": 0.5, "f3/G": 0.6}}.items()}}
+    doc = {
+        "results": {
+            s: {"score": 0.0, "per_task": {t: {"score": v, "se": 0.02} for t, v in per.items()}}
+            for s, per in {
+                "a": {"f1/G": 0.1, "f2/G": 0.2, "f3/G": 0.3},
+                "b": {"f1/G": 0.4, "f2/G": 0.5, "f3/G": 0.6},
+            }.items()
+        }
+    }
     res = tmp_path / "bench.json"
     res.write_text(json.dumps(doc))
     assert main(["crossval", str(res), "--json", str(tmp_path / "cv.json"), "--md", str(tmp_path / "cv.md")]) == 0
@@ -140,9 +152,14 @@ def test_crossval_drops_a_duplicate_row_and_refuses_an_unknown_one(tmp_path, cap
     from generator.cli import main
 
     # "b20" is b's lucky 20-repeat copy: left in, it wins; dropped, b (its 100-repeat row) is the pick
-    rows = {"a": {"f1/G": 0.5, "f2/G": 0.5, "f3/G": 0.5}, "b": {"f1/G": 0.45, "f2/G": 0.45, "f3/G": 0.45},
-            "b20": {"f1/G": 0.6, "f2/G": 0.6, "f3/G": 0.6}}
-    doc = {"results": {s: {"per_task": {t: {"score": v, "se": 0.02} for t, v in per.items()}} for s, per in rows.items()}}
+    rows = {
+        "a": {"f1/G": 0.5, "f2/G": 0.5, "f3/G": 0.5},
+        "b": {"f1/G": 0.45, "f2/G": 0.45, "f3/G": 0.45},
+        "b20": {"f1/G": 0.6, "f2/G": 0.6, "f3/G": 0.6},
+    }
+    doc = {
+        "results": {s: {"per_task": {t: {"score": v, "se": 0.02} for t, v in per.items()}} for s, per in rows.items()}
+    }
     res = tmp_path / "bench.json"
     res.write_text(json.dumps(doc))
     assert main(["crossval", str(res), "--drop", "b20", "--json", str(tmp_path / "cv.json")]) == 0

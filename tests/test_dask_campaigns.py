@@ -40,8 +40,9 @@ run_dir = "{run_dir}"
 
 
 def _digest(run):
-    return [(c.id, c.operator, c.code_hash, c.score, (c.error or {}).get("kind"))
-            for c in Archive.open(run).candidates()]
+    return [
+        (c.id, c.operator, c.code_hash, c.score, (c.error or {}).get("kind")) for c in Archive.open(run).candidates()
+    ]
 
 
 def test_campaigns_and_resumes_in_a_row_on_dask_local(tmp_path):

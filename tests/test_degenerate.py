@@ -29,7 +29,9 @@ FASTER = 3.0  # the best configuration made this many times faster: a lone outli
 def outlier_cache(tmp_path_factory) -> Path:
     """The shipped GEMM/H200 cache with its best configuration made FASTER times faster."""
     doc = json.loads(gzip.decompress(SHIPPED.read_bytes()))
-    timed = {k: e for k, e in doc["cache"].items() if isinstance(e.get("time"), (int, float)) and math.isfinite(e["time"])}
+    timed = {
+        k: e for k, e in doc["cache"].items() if isinstance(e.get("time"), (int, float)) and math.isfinite(e["time"])
+    }
     best = min(timed, key=lambda k: timed[k]["time"])
     entry = doc["cache"][best]
     entry["time"] /= FASTER
@@ -42,8 +44,12 @@ def outlier_cache(tmp_path_factory) -> Path:
 def test_a_lone_outlier_optimum_is_detected_and_the_shipped_spaces_are_not(outlier_cache):
     task = load_cache_task(outlier_cache)
     assert "single best configuration" in degenerate_reason(task)
-    shipped = [t for p in sorted((ROOT / "problems").glob("*/problem.toml")) if (ROOT / "problems" / "caches" / p.parent.name).exists()
-               for t in load_tasks(str(p))]
+    shipped = [
+        t
+        for p in sorted((ROOT / "problems").glob("*/problem.toml"))
+        if (ROOT / "problems" / "caches" / p.parent.name).exists()
+        for t in load_tasks(str(p))
+    ]
     # Issue 38 asked for isolated-optimum spaces too: three of the new spaces have one (layernorm on both GPUs,
     # fwht on the H200; fwht's H100 optimum has company); they are known and warned about, the others are not
     degenerate = {t.name for t in shipped if degenerate_reason(t) is not None}
@@ -54,11 +60,25 @@ def _warned(record, name):
     return [w for w in record if issubclass(w.category, TaskWarning) and name in str(w.message)]
 
 
-@pytest.mark.parametrize("argv", [
-    ["stats", "{cache}"],
-    ["evaluate", str(RANDOM_WALK), "--tasks", "{cache}", "--repeats", "1"],
-    ["bench", "--tasks", "{cache}", "--strategies", str(RANDOM_WALK), "--repeats", "1", "--workers", "1", "--no-progress"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats", "{cache}"],
+        ["evaluate", str(RANDOM_WALK), "--tasks", "{cache}", "--repeats", "1"],
+        [
+            "bench",
+            "--tasks",
+            "{cache}",
+            "--strategies",
+            str(RANDOM_WALK),
+            "--repeats",
+            "1",
+            "--workers",
+            "1",
+            "--no-progress",
+        ],
+    ],
+)
 def test_commands_warn_once_naming_the_task(outlier_cache, argv, capsys):
     name = load_cache_task(outlier_cache).name
     with warnings.catch_warnings(record=True) as record:
@@ -93,8 +113,9 @@ def test_campaign_fitness_uses_the_configured_aggregate_and_keeps_per_task_score
     def evaluate(code, tasks, repeats, seed, timeout, workers):
         scores = dict(zip([t.name for t in tasks], [-9.5, 0.9]))
         per_task.update(scores)
-        return Fitness(float(np.mean(list(scores.values()))),
-                       {n: TaskFitness(s, 0.0, 10.0) for n, s in scores.items()}, 0.01)
+        return Fitness(
+            float(np.mean(list(scores.values()))), {n: TaskFitness(s, 0.0, 10.0) for n, s in scores.items()}, 0.01
+        )
 
     for how in ("median", "mean"):
         cfg = tmp_path / f"{how}.toml"
@@ -134,8 +155,12 @@ def test_aggregated_leaves_failures_alone():
 def test_a_run_made_before_the_aggregate_key_keeps_the_mean():
     from generator.config import parse_config, with_legacy_values
 
-    old = {"name": "old", "llm": {"model": "synth/components"}, "tasks": {"train": [str(SHIPPED)]},
-           "evaluation": {"repeats": 1}}
+    old = {
+        "name": "old",
+        "llm": {"model": "synth/components"},
+        "tasks": {"train": [str(SHIPPED)]},
+        "evaluation": {"repeats": 1},
+    }
     assert parse_config(with_legacy_values(old)).evaluation.aggregate == "mean"
     assert parse_config(old).evaluation.aggregate == "iqm"
 
@@ -144,8 +169,15 @@ def test_the_cli_shows_the_warning_in_one_line(outlier_cache):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "generator.cli", "stats", str(outlier_cache)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "stats", str(outlier_cache)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == [line for line in done.stderr.splitlines() if line.startswith("tunesmith: warning: task ")]
+    assert done.stderr.splitlines() == [
+        line for line in done.stderr.splitlines() if line.startswith("tunesmith: warning: task ")
+    ]
     assert len(done.stderr.splitlines()) == 1 and "single best configuration" in done.stderr

@@ -25,8 +25,10 @@ SECTIONS = ("tutorials", "how-to", "reference", "explanation", "results")
 
 def test_every_campaign_key_has_a_description():
     missing = tunesmith_docs.undescribed_keys()
-    assert not missing, (f"campaign keys without Field(description=...) in generator/config.py: {missing}; "
-                         "the campaign-file reference is generated from them")
+    assert not missing, (
+        f"campaign keys without Field(description=...) in generator/config.py: {missing}; "
+        "the campaign-file reference is generated from them"
+    )
 
 
 def test_campaign_reference_lists_every_key_with_its_default():
@@ -43,8 +45,8 @@ def test_campaign_reference_lists_every_key_with_its_default():
                 assert f"## `[{section}.{key}]`" in text
             else:
                 assert f"| `{key}` |" in text, f"{section}.{key} missing from the generated reference"
-    assert '| `budget` | integer | `100` |' in text
-    assert '| `train` | list of string | **required** |' in text
+    assert "| `budget` | integer | `100` |" in text
+    assert "| `train` | list of string | **required** |" in text
 
 
 def test_cli_reference_covers_every_subcommand_and_flag():
@@ -102,17 +104,23 @@ def test_results_pages_cite_json_files_that_exist(tmp_path):
 
 def test_cost_table_prices_the_recorded_tokens_with_litellm():
     import generator  # noqa: F401  (litellm's bundled price table, before litellm loads)
+
+    # isort: split
     import litellm
 
     use = tunesmith_docs.token_usage()
     text = tunesmith_docs.cost_table()
     price = litellm.model_cost["gpt-4o-mini"]
-    usd = use["prompt_per_100"] * price["input_cost_per_token"] + use["completion_per_100"] * price["output_cost_per_token"]
+    usd = (
+        use["prompt_per_100"] * price["input_cost_per_token"]
+        + use["completion_per_100"] * price["output_cost_per_token"]
+    )
     assert f"| {usd:.2f} |" in text
     assert "quickstart_tokens.json" in text
 
 
 # ---------------------------------------------------------------- every command a tutorial shows
+
 
 def tutorial_steps(page: Path) -> list[tuple[str, str]]:
     """('file', 'PATH\\nTEXT') for blocks that start with '# file: PATH', ('run', COMMAND) for '$ ' lines."""
@@ -120,7 +128,7 @@ def tutorial_steps(page: Path) -> list[tuple[str, str]]:
     for lang, body in re.findall(r"```(\w+)\n(.*?)```", page.read_text(), re.S):
         first, _, rest = body.partition("\n")
         if first.startswith("# file: "):
-            steps.append(("file", first[len("# file: "):].strip() + "\n" + rest))
+            steps.append(("file", first[len("# file: ") :].strip() + "\n" + rest))
         elif lang == "console":
             steps += [("run", line[2:]) for line in body.splitlines() if line.startswith("$ ")]
     return steps
@@ -168,6 +176,7 @@ def test_every_tutorial_command_runs(page, tmp_path):
             continue
         if re.match(r"python3 -m (venv|pip install)", text):
             continue  # the environment this test runs in was made by these (the README's set-up commands)
-        done = subprocess.run(text, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=900, executable="/bin/bash")
+        done = subprocess.run(
+            text, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, executable="/bin/bash"
+        )
         assert done.returncode == 0, f"{page.name}: `{text}` exited {done.returncode}:\n{done.stderr[-2000:]}"

@@ -48,7 +48,7 @@ repeats = 2
 timeout = 20
 workers = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     assert run_campaign(cfg, progress=False).state == "finished"
     out = _checker()(str(tmp_path / "run"), workers=1)

@@ -7,11 +7,11 @@ import re
 import time
 
 import pytest
-
+from campaign_fakes import fake_evaluate, reply_for
 from fake_llm_server import FakeLLMServer
+
 from generator.archive import Archive
 from generator.campaign.loop import format_status, resume, run_campaign
-from test_campaign import fake_evaluate, reply_for
 
 FAKE_KEY = "sk-fake-edits-key-0123456789"
 
@@ -29,8 +29,10 @@ def edit_reply(body: dict) -> str:
     line = next(x for x in parent.splitlines() if "get_random_sample(" in x)
     new = re.sub(r"get_random_sample\(\d+\)", f"get_random_sample({h % 40 + 41})", line)
     search = line.replace("searchspace", "space") if h % 4 == 0 else line
-    text = (f"# Batch {h % 40 + 41}: larger first batch\n```python\n<<<<<<< SEARCH\n{search}\n=======\n{new}\n"
-            ">>>>>>> REPLACE\n```\n")
+    text = (
+        f"# Batch {h % 40 + 41}: larger first batch\n```python\n<<<<<<< SEARCH\n{search}\n=======\n{new}\n"
+        ">>>>>>> REPLACE\n```\n"
+    )
     return text.replace("\n", "\r\n") if h % 3 == 0 else text
 
 
@@ -77,13 +79,25 @@ timeout = 30
 run_dir = "{tmp_path / name}"
 ''')
         return path
+
     return make
 
 
 def digest(run_dir):
-    return [(c.id, c.operator, tuple(c.parent_ids), c.description, c.code_hash, c.score, c.duplicate_of,
-             (c.error or {}).get("kind"), c.edit and {k: v for k, v in c.edit.items() if k != "diff_exchange_id"})
-            for c in Archive.open(run_dir).candidates()]
+    return [
+        (
+            c.id,
+            c.operator,
+            tuple(c.parent_ids),
+            c.description,
+            c.code_hash,
+            c.score,
+            c.duplicate_of,
+            (c.error or {}).get("kind"),
+            c.edit and {k: v for k, v in c.edit.items() if k != "diff_exchange_id"},
+        )
+        for c in Archive.open(run_dir).candidates()
+    ]
 
 
 def test_diff_edits_and_crossover_make_a_run_that_resumes_and_replays_exactly(server, config):
@@ -123,6 +137,7 @@ def test_diff_edits_and_crossover_make_a_run_that_resumes_and_replays_exactly(se
         if len(calls) == 5:
             raise RuntimeError("power cut during evaluation")
         return fake_evaluate(code, *args)
+
     crashed = config("crashed", 4, llm=api)
     with pytest.raises(RuntimeError, match="power cut"):
         run_campaign(crashed, progress=False, evaluate=crashing)
@@ -155,7 +170,7 @@ train = ["hub:convolution_milo/A100"]
 [evaluation]
 repeats = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     assert run_campaign(path, progress=False, evaluate=fake_evaluate).state == "finished"
     archive = Archive.open(tmp_path / "run")

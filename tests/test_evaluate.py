@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from generator.sandbox.checks import check_source, inspect_source
 from generator.errors import TunesmithError
 from generator.evaluation.evaluate import evaluate_source, plan_jobs
 from generator.evaluation.executors import get_executor
+from generator.sandbox.checks import check_source, inspect_source
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_WALK = ROOT / "benchmarks" / "strategies" / "random_walk.py"
 
-COUNTED = '''
+COUNTED = """
 class Counted:
     hyperparameters = {"n": {"type": "int", "low": 1, "high": 50, "default": 4},
                        "mode": {"type": "categorical", "choices": ["a", "b"], "default": "a"}}
@@ -27,37 +27,88 @@ class Counted:
     def __call__(self, func, searchspace):
         for cfg in searchspace.get_random_sample(self.n):
             func(cfg)
-'''
+"""
 
 
 # ------------------------------------------------------------------------- static checks
 
-@pytest.mark.parametrize("source, kind, words, lineno", [
-    ("class A:\n    def __call__(self, func, searchspace)\n        pass\n", "syntax", "SyntaxError", 2),
-    ("def f():\n    pass\n", "interface", "no top-level class", None),
-    ("class A:\n    def __call__(self, f, s): pass\nclass B:\n    def __call__(self, f, s): pass\n", "interface",
-     "2 classes", 3),
-    ("class A:\n    def __call__(self, func): pass\n", "interface", "(self, func, searchspace)", 2),
-    ("class A:\n    def __init__(self, budget): pass\n    def __call__(self, f, s): pass\n", "interface",
-     "no default", 2),
-    ("class A:\n    hyperparameters = {'x': {'type': 'int', 'low': 5, 'high': 1, 'default': 2}}\n"
-     "    def __init__(self, x=2): pass\n    def __call__(self, f, s): pass\n", "interface", "low (5)", 2),
-    ("class A:\n    hyperparameters = {'x': {'type': 'float', 'low': 0, 'high': 1, 'default': 3}}\n"
-     "    def __call__(self, f, s): pass\n", "interface", "outside", 2),
-    ("class A:\n    hyperparameters = {'x': {'type': 'log', 'low': 0, 'high': 1, 'default': 0.5}}\n"
-     "    def __call__(self, f, s): pass\n", "interface", "low > 0", 2),
-    ("class A:\n    hyperparameters = {'x': {'type': 'categorical', 'choices': ['a'], 'default': 'b'}}\n"
-     "    def __call__(self, f, s): pass\n", "interface", "not one of its choices", 2),
-    ("class A:\n    hyperparameters = {'x': {'type': 'integer', 'low': 0, 'high': 1, 'default': 0}}\n"
-     "    def __call__(self, f, s): pass\n", "interface", "use one of", 2),
-    ("class A:\n    hyperparameters = {'x': {'type': 'int', 'low': 0, 'high': 9}}\n"
-     "    def __call__(self, f, s): pass\n", "interface", "no 'default'", 2),
-    ("N = 3\nclass A:\n    hyperparameters = {'x': {'type': 'int', 'low': 0, 'high': N, 'default': 1}}\n"
-     "    def __call__(self, f, s): pass\n", "interface", "literal dict", 3),
-    ("class A:\n    hyperparameters = {'x': {'type': 'int', 'low': 0, 'high': 9, 'default': 1}}\n"
-     "    def __init__(self, budget=5000): pass\n    def __call__(self, f, s): pass\n", "interface",
-     "does not accept", 3),
-])
+
+@pytest.mark.parametrize(
+    "source, kind, words, lineno",
+    [
+        ("class A:\n    def __call__(self, func, searchspace)\n        pass\n", "syntax", "SyntaxError", 2),
+        ("def f():\n    pass\n", "interface", "no top-level class", None),
+        (
+            "class A:\n    def __call__(self, f, s): pass\nclass B:\n    def __call__(self, f, s): pass\n",
+            "interface",
+            "2 classes",
+            3,
+        ),
+        ("class A:\n    def __call__(self, func): pass\n", "interface", "(self, func, searchspace)", 2),
+        (
+            "class A:\n    def __init__(self, budget): pass\n    def __call__(self, f, s): pass\n",
+            "interface",
+            "no default",
+            2,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'int', 'low': 5, 'high': 1, 'default': 2}}\n"
+            "    def __init__(self, x=2): pass\n    def __call__(self, f, s): pass\n",
+            "interface",
+            "low (5)",
+            2,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'float', 'low': 0, 'high': 1, 'default': 3}}\n"
+            "    def __call__(self, f, s): pass\n",
+            "interface",
+            "outside",
+            2,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'log', 'low': 0, 'high': 1, 'default': 0.5}}\n"
+            "    def __call__(self, f, s): pass\n",
+            "interface",
+            "low > 0",
+            2,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'categorical', 'choices': ['a'], 'default': 'b'}}\n"
+            "    def __call__(self, f, s): pass\n",
+            "interface",
+            "not one of its choices",
+            2,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'integer', 'low': 0, 'high': 1, 'default': 0}}\n"
+            "    def __call__(self, f, s): pass\n",
+            "interface",
+            "use one of",
+            2,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'int', 'low': 0, 'high': 9}}\n"
+            "    def __call__(self, f, s): pass\n",
+            "interface",
+            "no 'default'",
+            2,
+        ),
+        (
+            "N = 3\nclass A:\n    hyperparameters = {'x': {'type': 'int', 'low': 0, 'high': N, 'default': 1}}\n"
+            "    def __call__(self, f, s): pass\n",
+            "interface",
+            "literal dict",
+            3,
+        ),
+        (
+            "class A:\n    hyperparameters = {'x': {'type': 'int', 'low': 0, 'high': 9, 'default': 1}}\n"
+            "    def __init__(self, budget=5000): pass\n    def __call__(self, f, s): pass\n",
+            "interface",
+            "does not accept",
+            3,
+        ),
+    ],
+)
 def test_static_checks_name_the_problem_and_line(source, kind, words, lineno):
     err = check_source(source)
     assert isinstance(err, CandidateError)
@@ -84,9 +135,15 @@ def test_static_failure_does_not_run_anything(conv_task):
 
 # ------------------------------------------------------------------------- Fitness
 
+
 def test_fitness_json_round_trip():
-    fit = Fitness(0.25, {"app/GPU": TaskFitness(0.25, 0.1, 120.5, 100.0, (0.2, 0.3), 1.5)}, 3.2, None,
-                  {"seed": 1, "protections": {"held": {"namespaces": True}, "notes": []}})
+    fit = Fitness(
+        0.25,
+        {"app/GPU": TaskFitness(0.25, 0.1, 120.5, 100.0, (0.2, 0.3), 1.5)},
+        3.2,
+        None,
+        {"seed": 1, "protections": {"held": {"namespaces": True}, "notes": []}},
+    )
     back = Fitness.from_dict(json.loads(json.dumps(fit.to_dict())))
     assert back == fit
     err = Fitness(None, {}, 0.1, CandidateError("timeout", "too slow", "tb", "x = 1", 3, "app/GPU", 0), {})
@@ -97,6 +154,7 @@ def test_fitness_json_round_trip():
 
 
 # ------------------------------------------------------------------------- evaluation
+
 
 def test_evaluate_scores_like_bench(conv_task):
     """The sandboxed score of an honest file equals `bench`'s in-process score (same seeds)."""
@@ -146,13 +204,26 @@ def test_executor_by_url():
 
 # ------------------------------------------------------------------------- CLI
 
+
 def test_cli_evaluate_writes_bench_shaped_json(tmp_path, hub_dir, capsys):
     from generator.cli import main
 
     out = tmp_path / "out.json"
     conv = str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")  # one hub task, its T1 applied
-    rc = main(["evaluate", str(RANDOM_WALK), "--tasks", conv, "--task", "convolution_milo/A100",
-               "--repeats", "2", "--json", str(out)])
+    rc = main(
+        [
+            "evaluate",
+            str(RANDOM_WALK),
+            "--tasks",
+            conv,
+            "--task",
+            "convolution_milo/A100",
+            "--repeats",
+            "2",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     doc = json.loads(out.read_text())
     entry = doc["results"][str(RANDOM_WALK)]
@@ -186,8 +257,15 @@ def test_weak_walls_are_named():
     from generator.evaluation.evaluate import weak_walls
 
     assert weak_walls({}) == []
-    main = ["network_namespace", "mount_namespace", "allowlist_root", "hidden_paths", "private_proc",
-            "unprivileged_user", "shared_files_in_ram"]
+    main = [
+        "network_namespace",
+        "mount_namespace",
+        "allowlist_root",
+        "hidden_paths",
+        "private_proc",
+        "unprivileged_user",
+        "shared_files_in_ram",
+    ]
     assert weak_walls(dict.fromkeys(main, True)) == []
     assert weak_walls({"network_namespace": False, "rlimit_cpu": True}) == main
     # a root that fell back to covering paths is named, even though the covered paths held
@@ -196,7 +274,7 @@ def test_weak_walls_are_named():
 
 # ------------------------------------------------------------------------- literals (issue 39)
 
-HUGE_DEFAULT = '''
+HUGE_DEFAULT = """
 class Huge:
     hyperparameters = {"width": {"type": "int", "low": 1, "high": %s, "default": %s}}
 
@@ -206,13 +284,16 @@ class Huge:
     def __call__(self, func, searchspace):
         for cfg in searchspace.get_random_sample(5):
             func(cfg)
-'''
-BYTES_CHOICES = HUGE_DEFAULT.replace('"type": "int", "low": 1, "high": %s, "default": %s',
-                                     '"type": "categorical", "choices": [b"a", b"b"], "default": b"a"').replace("%s", 'b"a"')
+"""
+BYTES_CHOICES = HUGE_DEFAULT.replace(
+    '"type": "int", "low": 1, "high": %s, "default": %s',
+    '"type": "categorical", "choices": [b"a", b"b"], "default": b"a"',
+).replace("%s", 'b"a"')
 
 
-@pytest.mark.parametrize("source", [HUGE_DEFAULT % (("0x" + "f" * 3700,) * 3), BYTES_CHOICES],
-                         ids=["3700-digit default", "bytes choices"])
+@pytest.mark.parametrize(
+    "source", [HUGE_DEFAULT % (("0x" + "f" * 3700,) * 3), BYTES_CHOICES], ids=["3700-digit default", "bytes choices"]
+)
 def test_cli_evaluate_json_refuses_hyperparameters_that_are_not_json_scalars(source, tmp_path, hub_dir, capsys):
     """Issue 39: these passed the static checks, then `evaluate --json` crashed on JSON encoding after the
     table. A hyperparameter value is a bounded JSON scalar; anything else is the candidate's failure."""
@@ -221,8 +302,20 @@ def test_cli_evaluate_json_refuses_hyperparameters_that_are_not_json_scalars(sou
     conv = str(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")
     cand, out = tmp_path / "cand.py", tmp_path / "out.json"
     cand.write_text(source)
-    rc = main(["evaluate", str(cand), "--tasks", conv, "--task", "convolution_milo/A100", "--repeats", "1",
-               "--json", str(out)])
+    rc = main(
+        [
+            "evaluate",
+            str(cand),
+            "--tasks",
+            conv,
+            "--task",
+            "convolution_milo/A100",
+            "--repeats",
+            "1",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 1
     doc = json.loads(out.read_text())
     assert doc["error"]["kind"] == "interface" and "hyperparameter 'width'" in doc["error"]["message"]

@@ -17,7 +17,7 @@ from generator.errors import TunesmithError
 
 pytest.importorskip("distributed")
 
-from generator.evaluation.dask_executor import (  # noqa: E402
+from generator.evaluation.dask_executor import (
     DaskExecutor,
     is_dask_url,
     job_resources,
@@ -27,7 +27,7 @@ from generator.evaluation.dask_executor import (  # noqa: E402
 
 # Honest and slow on purpose: a 2 ms pause per call makes one run last ~1 s of wall time (the score
 # uses the simulated clock, so the pause changes nothing else), long enough to kill a worker mid-run.
-CANDIDATE = '''
+CANDIDATE = """
 import time
 
 
@@ -46,19 +46,21 @@ class SlowSampler:
             seen.add(cfg)
             time.sleep(self.pause)
             func(list(cfg))
-'''
+"""
 REPEATS = 4
 
 
 # ---------------------------------------------------------------------------- URLs (no cluster)
-@pytest.mark.parametrize("url", ["local", "dask-local", "dask://scheduler:8786", "tcp://10.0.0.5:8786",
-                                 "tls://[::1]:8786"])
+@pytest.mark.parametrize(
+    "url", ["local", "dask-local", "dask://scheduler:8786", "tcp://10.0.0.5:8786", "tls://[::1]:8786"]
+)
 def test_good_urls(url):
     assert url_problem(url) is None
 
 
-@pytest.mark.parametrize("url", ["dask", "dask://scheduler", "dask://:8786", "http://host:8786", "dask://h:99999",
-                                 "dask-local://x"])
+@pytest.mark.parametrize(
+    "url", ["dask", "dask://scheduler", "dask://:8786", "http://host:8786", "dask://h:99999", "dask-local://x"]
+)
 def test_bad_urls_say_what_to_use(url):
     problem = url_problem(url)
     assert problem is not None and url in problem
@@ -126,8 +128,11 @@ def _same_scores(a, b):
     assert a.error is None and b.error is None, (a.error, b.error)
     assert a.score == b.score
     for name, tf in a.per_task.items():
-        assert (tf.per_repeat, tf.fevals, tf.unique) == (b.per_task[name].per_repeat, b.per_task[name].fevals,
-                                                         b.per_task[name].unique)
+        assert (tf.per_repeat, tf.fevals, tf.unique) == (
+            b.per_task[name].per_repeat,
+            b.per_task[name].fevals,
+            b.per_task[name].unique,
+        )
 
 
 def test_gpu_job_without_gpu_workers_fails_fast(dask_ex, conv_task):
@@ -192,7 +197,7 @@ workers = 2
 timeout = 30
 executor = "{address}"
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 """)
     assert run_campaign(path, progress=False).state == "finished"
     archive = Archive.open(tmp_path / "run")
@@ -240,8 +245,11 @@ def _evaluate_while_killing(ex, task):
     from generator.evaluation.evaluate import evaluate_source
 
     box = {}
-    thread = threading.Thread(target=lambda: box.update(fit=evaluate_source(
-        CANDIDATE, [task], repeats=REPEATS, seed=7, workers=2, executor=ex)))
+    thread = threading.Thread(
+        target=lambda: box.update(
+            fit=evaluate_source(CANDIDATE, [task], repeats=REPEATS, seed=7, workers=2, executor=ex)
+        )
+    )
     thread.start()
     killed = _kill_a_busy_worker(ex)
     thread.join(timeout=120)

@@ -10,8 +10,17 @@ import pytest
 
 from generator.archive import Archive, Candidate
 from generator.cli import main
-from generator.export.exporter import (ExportError, Provenance, check_imports, export_run, generator_label,
-                                       module_source, parse_optimizer, valid_module_name, with_defaults)
+from generator.export.exporter import (
+    ExportError,
+    Provenance,
+    check_imports,
+    export_run,
+    generator_label,
+    module_source,
+    parse_optimizer,
+    valid_module_name,
+    with_defaults,
+)
 from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
 SOURCE = '''# tunesmith-synth: {"components": ["sample", "descent"]}
@@ -59,27 +68,54 @@ def _import(path):
 @pytest.fixture
 def run_dir(tmp_path):
     """A run with one scored candidate (child of a failed one) and its HPO result."""
-    archive = Archive.create(tmp_path / "run", {"name": "unit", "llm": {"model": "synth/components"},
-                                                "tasks": {"train": ["hub:convolution_milo/A100"]}})
+    archive = Archive.create(
+        tmp_path / "run",
+        {"name": "unit", "llm": {"model": "synth/components"}, "tasks": {"train": ["hub:convolution_milo/A100"]}},
+    )
     archive.append_candidate(Candidate(id="c0001", generation=0, operator="new", error={"kind": "runtime"}))
-    archive.append_candidate(Candidate(
-        id="c0002", generation=1, operator="fix", parent_ids=["c0001"], description="# SampledDescent: restarts",
-        code_path=archive.write_code("c0002", SOURCE), fitness={"score": 0.4, "per_task": {"t/A": {"score": 0.4}}}))
+    archive.append_candidate(
+        Candidate(
+            id="c0002",
+            generation=1,
+            operator="fix",
+            parent_ids=["c0001"],
+            description="# SampledDescent: restarts",
+            code_path=archive.write_code("c0002", SOURCE),
+            fitness={"score": 0.4, "per_task": {"t/A": {"score": 0.4}}},
+        )
+    )
     info = parse_optimizer(SOURCE)
-    write_result(archive.run_dir, HpoResult(
-        "c0002", info.class_name, "study", "sqlite:///x", info.hyperparameters,
-        {"sample": 4, "neighbor_method": "Hamming", "p_jump": 0.05},
-        {"sample": 9, "neighbor_method": "adjacent", "p_jump": 0.05}, 0.6,
-        {"complete": 7, "pruned": 1, "failed": 0, "requested": 8},
-        SplitScores(["t/A"], 0.4, 0.55), SplitScores(["t/B"], 0.3, 0.35), 2, 0, 7919, 1.0))
+    write_result(
+        archive.run_dir,
+        HpoResult(
+            "c0002",
+            info.class_name,
+            "study",
+            "sqlite:///x",
+            info.hyperparameters,
+            {"sample": 4, "neighbor_method": "Hamming", "p_jump": 0.05},
+            {"sample": 9, "neighbor_method": "adjacent", "p_jump": 0.05},
+            0.6,
+            {"complete": 7, "pruned": 1, "failed": 0, "requested": 8},
+            SplitScores(["t/A"], 0.4, 0.55),
+            SplitScores(["t/B"], 0.3, 0.35),
+            2,
+            0,
+            7919,
+            1.0,
+        ),
+    )
     return archive.run_dir
 
 
 def test_defaults_are_edited_in_dict_and_signature_keeping_comments():
     out = with_defaults(SOURCE, {"sample": 9, "neighbor_method": "adjacent", "p_jump": 0.125})
     info = parse_optimizer(out)
-    assert {k: v["default"] for k, v in info.hyperparameters.items()} == \
-        {"sample": 9, "neighbor_method": "adjacent", "p_jump": 0.125}
+    assert {k: v["default"] for k, v in info.hyperparameters.items()} == {
+        "sample": 9,
+        "neighbor_method": "adjacent",
+        "p_jump": 0.125,
+    }
     assert 'def __init__(self, budget=5000, sample=9, neighbor_method="adjacent", *, p_jump=0.125):' in out
     assert "# random start points" in out and "# tunesmith-synth:" in out
     assert out.count("\n") == SOURCE.count("\n")  # only the literals changed
@@ -88,7 +124,9 @@ def test_defaults_are_edited_in_dict_and_signature_keeping_comments():
 def test_checks_before_writing():
     with pytest.raises(ExportError, match="requests"):
         check_imports("import requests\nclass A:\n    def __call__(self, f, s): pass\n")
-    check_imports("import numpy as np\nfrom collections import deque\nfrom kernel_tuner.util import StopCriterionReached\n")
+    check_imports(
+        "import numpy as np\nfrom collections import deque\nfrom kernel_tuner.util import StopCriterionReached\n"
+    )
     with pytest.raises(ExportError, match="module name"):
         valid_module_name("My-Optimizer")
     with pytest.raises(ExportError, match="no class with __call__"):
@@ -103,8 +141,15 @@ def test_export_run_writes_module_with_provenance(run_dir, tmp_path):
     assert exported.tuned_values == {"sample": 9, "neighbor_method": "adjacent"}
     module = _import(exported.module)
     doc = module.__doc__
-    for needle in ("unit", "c0002", "ancestors: c0001", "offline synthesizer", "default 0.400, tuned 0.550",
-                   "test tasks (t/B)", "Optuna: 8 trials"):
+    for needle in (
+        "unit",
+        "c0002",
+        "ancestors: c0001",
+        "offline synthesizer",
+        "default 0.400, tuned 0.550",
+        "test tasks (t/B)",
+        "Optuna: 8 trials",
+    ):
         assert needle in doc, needle
     assert "an LLM" not in doc
     assert module.OPTIMIZER().sample == 9 and module.PROVENANCE["candidate_id"] == "c0002"
@@ -139,7 +184,9 @@ def test_the_docstring_summary_is_cut_at_a_word_not_inside_one():
     first = source.splitlines()[0]
     assert first == f'"""mine: {name} (generated by Tunesmith).', first
     long_words = "a search " + "that keeps going " * 8
-    first = module_source("mine", SOURCE, Provenance("unit", "c0002", [], "test", description=long_words)).splitlines()[0]
+    first = module_source("mine", SOURCE, Provenance("unit", "c0002", [], "test", description=long_words)).splitlines()[
+        0
+    ]
     kept = first.removeprefix('"""mine: ').removesuffix("... (generated by Tunesmith).")
     assert long_words.startswith(kept + " "), first
 
@@ -171,8 +218,12 @@ def test_exported_module_is_a_kernel_tuner_strategy(run_dir, tmp_path, plain_cac
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results, env = kernel_tuner.tune_cache(
-            str(plain_cache / "cachefiles" / "convolution_milo" / "A100.json"), strategy=module,
-            strategy_options={"max_fevals": 25, "seed": 3, "sample": 2}, verbose=False, quiet=True)
+            str(plain_cache / "cachefiles" / "convolution_milo" / "A100.json"),
+            strategy=module,
+            strategy_options={"max_fevals": 25, "seed": 3, "sample": 2},
+            verbose=False,
+            quiet=True,
+        )
     times = [r["time"] for r in results if isinstance(r["time"], float)]
     assert 20 <= len(results) and times
     assert module.OPTIMIZER.last.sample == 2  # a strategy option overrides the tuned default
@@ -184,21 +235,51 @@ def test_exported_module_runs_in_autotuning_methodology(run_dir, tmp_path, plain
 
     path = export_run(run_dir, "am_strategy", out_dir=tmp_path / "pkg").module
     experiment = {
-        "version": "1.2.0", "name": "export_check", "parent_folder": str(tmp_path),
+        "version": "1.2.0",
+        "name": "export_check",
+        "parent_folder": str(tmp_path),
         "experimental_groups_defaults": {
-            "applications": [{"name": "convolution_milo", "folder": str(plain_cache / "kernels"),
-                              "input_file": "convolution_milo.json", "objective_performance_keys": ["time"]}],
+            "applications": [
+                {
+                    "name": "convolution_milo",
+                    "folder": str(plain_cache / "kernels"),
+                    "input_file": "convolution_milo.json",
+                    "objective_performance_keys": ["time"],
+                }
+            ],
             "gpus": ["A100"],
             "pattern_for_full_search_space_filenames": {
-                "regex": str(plain_cache / "cachefiles") + "/${applications}/${gpus}_T4.json"},
-            "stochastic": True, "repeats": 2, "samples": 32, "minimum_fraction_of_budget_valid": 0.1,
-            "minimum_number_of_valid_search_iterations": 2, "ignore_cache": True},
-        "search_strategies": [{"name": "am_strategy", "search_method": "SampledDescent", "display_name": "SD",
-                               "autotuner": "KernelTuner", "custom_search_method_path": str(path)}],
-        "statistics_settings": {"cutoff_percentile": 0.95, "cutoff_percentile_start": 0.01, "cutoff_type": "time",
-                                "objective_time_keys": ["all"]},
-        "visualization_settings": {"plots": [], "resolution": 1000.0, "confidence_level": 0.95,
-                                   "compare_baselines": False, "compare_split_times": False},
+                "regex": str(plain_cache / "cachefiles") + "/${applications}/${gpus}_T4.json"
+            },
+            "stochastic": True,
+            "repeats": 2,
+            "samples": 32,
+            "minimum_fraction_of_budget_valid": 0.1,
+            "minimum_number_of_valid_search_iterations": 2,
+            "ignore_cache": True,
+        },
+        "search_strategies": [
+            {
+                "name": "am_strategy",
+                "search_method": "SampledDescent",
+                "display_name": "SD",
+                "autotuner": "KernelTuner",
+                "custom_search_method_path": str(path),
+            }
+        ],
+        "statistics_settings": {
+            "cutoff_percentile": 0.95,
+            "cutoff_percentile_start": 0.01,
+            "cutoff_type": "time",
+            "objective_time_keys": ["all"],
+        },
+        "visualization_settings": {
+            "plots": [],
+            "resolution": 1000.0,
+            "confidence_level": 0.95,
+            "compare_baselines": False,
+            "compare_split_times": False,
+        },
     }
     (tmp_path / "experiment.json").write_text(json.dumps(experiment))
     with warnings.catch_warnings():

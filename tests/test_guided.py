@@ -2,17 +2,16 @@
 proposals, hybrids (in-process and sandboxed), bench, campaigns and replay; all offline."""
 
 import json
-import sys
 
 import numpy as np
 import pytest
 
-from generator.guided import run as guided
+from generator.bench.runner import StrategyError, parse_strategy, run_once
 from generator.config import GuidedConfig, LLMConfig
+from generator.guided import run as guided
 from generator.guided.prompt import check_proposal, parse_reply
 from generator.llm.client import LLMClient
 from generator.scoring.oracle import Oracle
-from generator.bench.runner import StrategyError, parse_strategy, run_once
 from generator.scoring.score import Budget, budget_for
 from generator.scoring.seeding import SeededSpace
 from generator.tasks.space import SearchSpace
@@ -61,8 +60,15 @@ def test_parse_reply_finds_json_in_prose_fences_and_python_literals():
     assert parse_reply("[[1, 2, 3]]")[0] == [[1, 2, 3]]  # values in parameter order
 
 
-@pytest.mark.parametrize("reply, why", [("", "empty"), (None, "empty"), ("I would try bigger blocks.", "no JSON"),
-                                        ('```json\n[{"a": 1,, }\n```', "no JSON")])
+@pytest.mark.parametrize(
+    "reply, why",
+    [
+        ("", "empty"),
+        (None, "empty"),
+        ("I would try bigger blocks.", "no JSON"),
+        ('```json\n[{"a": 1,, }\n```', "no JSON"),
+    ],
+)
 def test_parse_reply_says_why_nothing_was_read(reply, why):
     items, problem = parse_reply(reply)
     assert items == [] and why in problem
@@ -97,10 +103,15 @@ def test_rounds_evaluate_valid_proposals_once_and_feed_back_the_rest(task, monke
     ra, rb = working_rows(task, 2)
     a, b = config_dict(task, ra), config_dict(task, rb)
     with FakeLLMServer() as srv:
-        srv.push(("reply", "Let me think... ```json\n[" + json.dumps(a) + ", "
-                  + json.dumps({**b, "block_size_x": 17}) + "]\n```"),
-                 ("reply", "not JSON at all"), ("empty",),
-                 ("reply", "```json\n[" + json.dumps(a) + ", " + json.dumps(b) + ", " + json.dumps(b) + "]\n```"))
+        srv.push(
+            (
+                "reply",
+                "Let me think... ```json\n[" + json.dumps(a) + ", " + json.dumps({**b, "block_size_x": 17}) + "]\n```",
+            ),
+            ("reply", "not JSON at all"),
+            ("empty",),
+            ("reply", "```json\n[" + json.dumps(a) + ", " + json.dumps(b) + ", " + json.dumps(b) + "]\n```"),
+        )
         client = LLMClient(LLMConfig(model="openai/fake", api_base=srv.base_url, retries=0))
         oracle = Oracle(task, budget_for(task), space)
         settings = GuidedConfig(batch=3, max_rounds=4, patience=10)
@@ -238,12 +249,15 @@ def test_a_hybrid_run_receives_its_own_seeds_only_and_unranked(task):
     if by_value == mine:  # evaluation order must differ from the ranking for the check to mean anything
         mine = mine[::-1]
         by_value = sorted(mine, key=lambda r: task.key.values[r])
-    seeds = {(0, 0): SeedRun(tuple(mine), tuple(by_value)),
-             (0, 1): SeedRun(tuple(other), tuple(sorted(other, key=lambda r: task.key.values[r])))}
+    seeds = {
+        (0, 0): SeedRun(tuple(mine), tuple(by_value)),
+        (0, 1): SeedRun(tuple(other), tuple(sorted(other, key=lambda r: task.key.values[r]))),
+    }
     fit = evaluate_source(SEED_SNOOP, [task], repeats=2, seed=0, seeds=seeds)
     message = fit.error.message
-    found, handed, first = (json.loads(m) for m in
-                            re.search(r"found=(\[.*?\]) handed=(\[.*?\]) first=(\[.*?\])", message).groups())
+    found, handed, first = (
+        json.loads(m) for m in re.search(r"found=(\[.*?\]) handed=(\[.*?\]) first=(\[.*?\])", message).groups()
+    )
     assert not set(found) & set(other), message  # no other run's seeds anywhere in its frames
     assert handed == mine  # in the order evaluated, not ranked by the answer key
     assert first == by_value  # the run's own answers rank them: hybrids start from the best seed, as before
@@ -267,8 +281,22 @@ def test_bench_cli_runs_llm_guided_and_hybrids_and_replays_them(task, tmp_path, 
 
     src = str(task.source)
     rec, out = tmp_path / "rec", tmp_path / "b.json"
-    args = ["bench", "--tasks", src, "--strategies", "random_sample,llm_guided:batch=8", "--seed-with",
-            "llm_guided:batch=4", "--repeats", "2", "--workers", "2", "--no-progress", "--record", str(rec)]
+    args = [
+        "bench",
+        "--tasks",
+        src,
+        "--strategies",
+        "random_sample,llm_guided:batch=8",
+        "--seed-with",
+        "llm_guided:batch=4",
+        "--repeats",
+        "2",
+        "--workers",
+        "2",
+        "--no-progress",
+        "--record",
+        str(rec),
+    ]
     assert main(args + ["--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "llm_guided:batch=4+random_sample" in text and "offline synthesizer (no LLM) (" in text  # not "LLM"
@@ -306,7 +334,7 @@ timeout = 20
 seed_rounds = 1
 batch = 5
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     summary = run_campaign(cfg, progress=False)
     assert summary.state == "finished"
@@ -323,8 +351,23 @@ def test_llm_guided_on_a_live_task_shows_the_measured_results(tmp_path, capsys):
     from generator.cli import main
 
     rec = tmp_path / "rec"
-    assert main(["bench", "--tasks", "live:matmul_c,fevals=3", "--strategies", "llm_guided:batch=2", "--repeats", "1",
-                 "--no-progress", "--record", str(rec)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--tasks",
+                "live:matmul_c,fevals=3",
+                "--strategies",
+                "llm_guided:batch=2",
+                "--repeats",
+                "1",
+                "--no-progress",
+                "--record",
+                str(rec),
+            ]
+        )
+        == 0
+    )
     assert "matmul_c" in capsys.readouterr().out
     exchanges = [json.loads(x) for x in (rec / "exchanges.jsonl").read_text().splitlines()]
     assert len(exchanges) == 2 and "Nothing has been evaluated yet" in exchanges[0]["messages"][1]["content"]
@@ -348,7 +391,20 @@ def test_a_model_without_its_key_writes_no_record_directory(tmp_path, monkeypatc
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     record = tmp_path / "guided"
-    code = main(["bench", "--tasks", "problem:gemm/H200", "--strategies", "llm_guided", "--repeats", "1",
-                 "--model", "openai/gpt-4o-mini", "--record", str(record)])
+    code = main(
+        [
+            "bench",
+            "--tasks",
+            "problem:gemm/H200",
+            "--strategies",
+            "llm_guided",
+            "--repeats",
+            "1",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--record",
+            str(record),
+        ]
+    )
     assert code == 2 and "OPENAI_API_KEY" in capsys.readouterr().err
     assert not record.exists()

@@ -27,13 +27,13 @@ TOKEN = uuid.uuid4().hex[:10]
 SLEEP = f"{3000 + int(TOKEN[:4], 16) % 997}.{int(TOKEN[4:8], 16) % 1000:03d}"  # a unique `sleep` argument
 CONFIG = SandboxConfig(timeout_s=3.0, memory_mb=256, startup_s=120)
 
-HONEST = '''
+HONEST = """
 class RandomSearch:
     def __call__(self, func, searchspace):
         while True:
             for cfg in searchspace.get_random_sample(10):
                 func(cfg)
-'''
+"""
 
 
 def _header(source: str) -> tuple[set[str], bool]:
@@ -91,14 +91,29 @@ def world(tmp_path_factory, conv_task):
     os.environ["TUNESMITH_TEST_SECRET"] = SECRET
     listener = _Listener()
     hub_file = Path(conv_task.source)
-    subst = {"@@TOKEN@@": TOKEN, "@@SLEEP@@": SLEEP, "@@SECRET@@": SECRET, "@@PORT@@": str(listener.port),
-             "@@PROJECT@@": str(PROJECT_ROOT), "@@HOME@@": str(Path.home()), "@@HUB@@": str(hub_file.parents[2]),
-             "@@HUB_FILE@@": str(hub_file), "@@SENTINEL_PROJECT@@": str(sentinel_project),
-             "@@SENTINEL_TMP@@": str(sentinel_tmp), "@@SENTINEL_DIR@@": str(sentinel_dir)}
+    subst = {
+        "@@TOKEN@@": TOKEN,
+        "@@SLEEP@@": SLEEP,
+        "@@SECRET@@": SECRET,
+        "@@PORT@@": str(listener.port),
+        "@@PROJECT@@": str(PROJECT_ROOT),
+        "@@HOME@@": str(Path.home()),
+        "@@HUB@@": str(hub_file.parents[2]),
+        "@@HUB_FILE@@": str(hub_file),
+        "@@SENTINEL_PROJECT@@": str(sentinel_project),
+        "@@SENTINEL_TMP@@": str(sentinel_tmp),
+        "@@SENTINEL_DIR@@": str(sentinel_dir),
+    }
     honest = evaluate_source(HONEST, [conv_task], repeats=1, seed=0, config=CONFIG)
     assert honest.ok, honest.error
-    yield {"subst": subst, "listener": listener, "honest": honest.score, "task": conv_task,
-           "sentinels": [sentinel_tmp, sentinel_project, sentinel_dir / "a.txt"], "hub_file": hub_file}
+    yield {
+        "subst": subst,
+        "listener": listener,
+        "honest": honest.score,
+        "task": conv_task,
+        "sentinels": [sentinel_tmp, sentinel_project, sentinel_dir / "a.txt"],
+        "hub_file": hub_file,
+    }
     listener.close()
     sentinel_project.unlink(missing_ok=True)
     for p in sentinel_dir.glob("*"):
@@ -164,12 +179,15 @@ def test_hostile_candidate_is_contained(name, world):
 
 def test_expected_messages_are_clear(world):
     """The errors an LLM would see say what happened, on which line."""
-    fit = evaluate_source((HOSTILE_DIR / "deep_recursion.py").read_text(), [world["task"]], repeats=1,
-                          config=CONFIG)
+    fit = evaluate_source((HOSTILE_DIR / "deep_recursion.py").read_text(), [world["task"]], repeats=1, config=CONFIG)
     assert fit.error.kind == "exception" and "RecursionError" in fit.error.message
     assert fit.error.line == "return down(n + 1) + 1" and fit.error.lineno == 6
-    fit = evaluate_source((HOSTILE_DIR / "infinite_loop.py").read_text(), [world["task"]], repeats=1,
-                          config=SandboxConfig(timeout_s=1.0, startup_s=120))
+    fit = evaluate_source(
+        (HOSTILE_DIR / "infinite_loop.py").read_text(),
+        [world["task"]],
+        repeats=1,
+        config=SandboxConfig(timeout_s=1.0, startup_s=120),
+    )
     assert fit.error.kind == "timeout" and "1 s" in fit.error.message
     assert fit.error.task == world["task"].name and fit.error.repeat == 0
 

@@ -42,21 +42,35 @@ class SampleThenDescend:
 
 
 def make_run(root, hub_dir, test=True):
-    tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"],
-             "test": ["hub:convolution_milo/A4000"] if test else []}
-    archive = Archive.create(root / "run", {"name": "hpo-unit", "tasks": tasks,
-                                            "evaluation": {"timeout": 60, "workers": 1}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
-                                       code_path=archive.write_code("c0001", SOURCE),
-                                       fitness={"score": 0.3, "per_task": {}}))
+    tasks = {
+        "hub": str(hub_dir),
+        "train": ["hub:convolution_milo/A100"],
+        "test": ["hub:convolution_milo/A4000"] if test else [],
+    }
+    archive = Archive.create(
+        root / "run", {"name": "hpo-unit", "tasks": tasks, "evaluation": {"timeout": 60, "workers": 1}}
+    )
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            code_path=archive.write_code("c0001", SOURCE),
+            fitness={"score": 0.3, "per_task": {}},
+        )
+    )
     return archive.run_dir
 
 
 def test_distributions_follow_the_declaration():
-    d = hpo.distributions({"a": {"type": "int", "low": 1, "high": 9, "default": 2},
-                           "b": {"type": "log", "low": 1e-3, "high": 1.0, "default": 0.1},
-                           "c": {"type": "float", "low": 0.0, "high": 1.0, "step": 0.25, "default": 0.5},
-                           "d": {"type": "categorical", "choices": ["x", "y"], "default": "x"}})
+    d = hpo.distributions(
+        {
+            "a": {"type": "int", "low": 1, "high": 9, "default": 2},
+            "b": {"type": "log", "low": 1e-3, "high": 1.0, "default": 0.1},
+            "c": {"type": "float", "low": 0.0, "high": 1.0, "step": 0.25, "default": 0.5},
+            "d": {"type": "categorical", "choices": ["x", "y"], "default": "x"},
+        }
+    )
     assert d["a"] == optuna.distributions.IntDistribution(1, 9)
     assert d["b"].log and d["c"].step == 0.25 and d["d"].choices == ("x", "y")
     with pytest.raises(hpo.HpoError, match="'e'"):
@@ -66,8 +80,10 @@ def test_distributions_follow_the_declaration():
 def test_distributions_refuse_values_that_are_not_bounded_json_scalars():
     """Issue 39: bytes choices (and ints too long for JSON) crashed `tunesmith hpo` and a campaign's HPO
     stage on JSON encoding; they are the candidate's failure, in one line, before a study opens."""
-    for spec in ({"type": "categorical", "choices": [b"a", b"b"], "default": b"a"},
-                 {"type": "int", "low": 1, "high": 10 ** 3700, "default": 10 ** 3700}):
+    for spec in (
+        {"type": "categorical", "choices": [b"a", b"b"], "default": b"a"},
+        {"type": "int", "low": 1, "high": 10**3700, "default": 10**3700},
+    ):
         with pytest.raises(hpo.HpoError, match="candidate 7: hyperparameter 'w': ") as err:
             hpo.distributions({"w": spec}, "candidate 7")
         assert "\n" not in str(err.value) and len(str(err.value)) < 200
@@ -111,6 +127,7 @@ def test_failing_trial_is_recorded_not_fatal(tmp_path, hub_dir):
 
 def _fake_evaluate(delay=0.0):
     """Stands in for the sandbox where only Optuna's bookkeeping is under test: P = -|sample - 20| / 20."""
+
     def evaluate(source, tasks, repeats, seed, timeout_s, params, workers):
         import time
 
@@ -119,6 +136,7 @@ def _fake_evaluate(delay=0.0):
         score = -abs(params["sample"] - 20) / 20 - 0.1 * tasks[0].name.endswith("A4000")
         per = {t.name: types.SimpleNamespace(score=score) for t in tasks}
         return types.SimpleNamespace(score=score, per_task=per, error=None)
+
     return evaluate
 
 
@@ -126,8 +144,11 @@ def test_pruner_sees_one_value_per_task(tmp_path, monkeypatch):
     monkeypatch.setattr(hpo, "_evaluate", _fake_evaluate())
     tasks = [types.SimpleNamespace(name=n) for n in ("a/A100", "b/A100", "c/A4000")]
     dists = {"sample": optuna.distributions.IntDistribution(1, 32)}
-    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0),
-                                pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0))
+    study = optuna.create_study(
+        direction="maximize",
+        sampler=optuna.samplers.RandomSampler(seed=0),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
+    )
     study.optimize(hpo.make_objective("", dists, tasks, hpo.HpoSettings(), 60, 1), n_trials=25)
     complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
@@ -169,13 +190,17 @@ def _evaluate_where_validation_disagrees(source, tasks, repeats, seed, timeout_s
     sample = (params or {"sample": 8})["sample"]
     best = 8 if tasks[0].name.startswith("dedispersion") else 20
     score = -abs(sample - best) / 20
-    return types.SimpleNamespace(score=score, per_task={t.name: types.SimpleNamespace(score=score) for t in tasks},
-                                 error=None)
+    return types.SimpleNamespace(
+        score=score, per_task={t.name: types.SimpleNamespace(score=score) for t in tasks}, error=None
+    )
 
 
-@pytest.mark.parametrize("validation, kept", [("hub:dedispersion_milo/A100", False), ("hub:convolution_milo/A4000", True)])
-def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(tmp_path, hub_dir, monkeypatch,
-                                                                             validation, kept):
+@pytest.mark.parametrize(
+    "validation, kept", [("hub:dedispersion_milo/A100", False), ("hub:convolution_milo/A4000", True)]
+)
+def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(
+    tmp_path, hub_dir, monkeypatch, validation, kept
+):
     monkeypatch.setattr(hpo, "_evaluate", _evaluate_where_validation_disagrees)
     run = make_run(tmp_path, hub_dir, test=False)
     config = json.loads((run / "config.json").read_text())
@@ -190,8 +215,17 @@ def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(tm
     assert ("valid" in hpo.format_result(result)) and (("defaults kept" in hpo.format_result(result)) is not kept)
 
 
-@pytest.mark.parametrize("flags", [["--repeats", "0"], ["--trials", "0"], ["--trials", "-3"], ["--top", "0"],
-                                   ["--report-repeats", "0"], ["--worker", "-1"]])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--repeats", "0"],
+        ["--trials", "0"],
+        ["--trials", "-3"],
+        ["--top", "0"],
+        ["--report-repeats", "0"],
+        ["--worker", "-1"],
+    ],
+)
 def test_counts_below_one_are_refused_in_one_line_before_a_study_is_opened(flags, tmp_path, hub_dir, capsys):
     """Issue 40, item 3: --repeats 0 once printed Optuna's traceback and left a failed trial in hpo.db,
     --trials 0 and -3 exited 0, --top 0 said 'no candidate succeeded yet'."""
@@ -205,6 +239,7 @@ def test_counts_below_one_are_refused_in_one_line_before_a_study_is_opened(flags
 def test_a_trial_that_raises_counts_as_failed_not_as_interrupted(tmp_path, hub_dir, monkeypatch):
     """Issue 40, item 3: a trial whose evaluation raised was reported as interrupted and run again, so the
     report said '0 failed trials' while the database held failed trials."""
+
     def broken(*args, **kwargs):
         raise RuntimeError("evaluation broke")
 

@@ -49,17 +49,29 @@ def _make_run(root, hub_dir):
     from generator.archive import Archive, Candidate
 
     tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"], "test": []}
-    archive = Archive.create(root / "run", {"name": "hpo-dead-host", "tasks": tasks,
-                                            "evaluation": {"timeout": 60, "workers": 1}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
-                                       code_path=archive.write_code("c0001", SAMPLER_SOURCE),
-                                       fitness={"score": 0.3, "per_task": {}}))
+    archive = Archive.create(
+        root / "run", {"name": "hpo-dead-host", "tasks": tasks, "evaluation": {"timeout": 60, "workers": 1}}
+    )
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            code_path=archive.write_code("c0001", SAMPLER_SOURCE),
+            fitness={"score": 0.3, "per_task": {}},
+        )
+    )
     return archive.run_dir
 
 
 def _die_in_a_trial(url: str, name: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", DEAD, url, name, str(HEARTBEAT)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DEAD, url, name, str(HEARTBEAT)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "running"  # "" if it died before its trial started
     except BaseException:
@@ -83,8 +95,9 @@ def test_a_trial_of_a_dead_process_on_another_host_is_not_counted(kind, tmp_path
     _die_in_a_trial(url, study_name(run, "c0001"))
 
     start = time.monotonic()
-    (result,) = run_hpo(run, HpoSettings(trials=trials, repeats=1, storage=url, heartbeat=HEARTBEAT,
-                                         report_repeats=1), progress=False)
+    (result,) = run_hpo(
+        run, HpoSettings(trials=trials, repeats=1, storage=url, heartbeat=HEARTBEAT, report_repeats=1), progress=False
+    )
     took = time.monotonic() - start
     err = capsys.readouterr().err
     # the owner in words (it read '(another-host 4242 1)': host, process id and start time, unexplained)

@@ -37,8 +37,15 @@ def test_parallel_hpo_processes_score_and_write_the_result_once(tmp_path, hub_di
     run = _make_run(tmp_path, hub_dir)
     storage = f"sqlite:///{tmp_path / 'hpo.db'}"
     log = tmp_path / "final.log"
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(run), storage, str(log)],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(run), storage, str(log)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [w.communicate(timeout=200)[0] for w in workers]
     assert [w.returncode for w in workers] == [0, 0], outputs
     assert len(log.read_text().split()) == 1, outputs  # one final scoring, not one per process

@@ -17,7 +17,6 @@ import textwrap
 import time
 
 import pytest
-
 from fault_fixtures import ROOT, SAMPLER_SOURCE
 
 optuna = pytest.importorskip("optuna")
@@ -64,18 +63,30 @@ def _make_run(root, hub_dir):
     from generator.archive import Archive, Candidate
 
     tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"], "test": []}
-    archive = Archive.create(root / "run", {"name": "hpo-killed", "tasks": tasks,
-                                            "evaluation": {"timeout": 60, "workers": 1}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
-                                       code_path=archive.write_code("c0001", SOURCE),
-                                       fitness={"score": 0.3, "per_task": {}}))
+    archive = Archive.create(
+        root / "run", {"name": "hpo-killed", "tasks": tasks, "evaluation": {"timeout": 60, "workers": 1}}
+    )
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            code_path=archive.write_code("c0001", SOURCE),
+            fitness={"score": 0.3, "per_task": {}},
+        )
+    )
     return archive.run_dir
 
 
 def _worker(run, storage, log, delay):
-    return subprocess.Popen([sys.executable, "-c", WORKER, str(run), storage, str(log), str(delay), str(TRIALS)],
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(run), storage, str(log), str(delay), str(TRIALS)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])

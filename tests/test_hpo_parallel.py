@@ -62,11 +62,18 @@ def _make_run(root: Path, hub_dir: Path) -> Path:
     from generator.archive import Archive, Candidate
 
     tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"], "test": []}
-    archive = Archive.create(root / "run", {"name": "hpo-parallel", "tasks": tasks,
-                                            "evaluation": {"timeout": 60, "workers": 1}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
-                                       code_path=archive.write_code("c0001", SOURCE),
-                                       fitness={"score": 0.3, "per_task": {}}))
+    archive = Archive.create(
+        root / "run", {"name": "hpo-parallel", "tasks": tasks, "evaluation": {"timeout": 60, "workers": 1}}
+    )
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            code_path=archive.write_code("c0001", SOURCE),
+            fitness={"score": 0.3, "per_task": {}},
+        )
+    )
     return archive.run_dir
 
 
@@ -78,8 +85,15 @@ def test_two_hpo_processes_share_one_study(kind, tmp_path, hub_dir):
     run = _make_run(tmp_path, hub_dir)
     storage = f"sqlite:///{tmp_path / 'hpo.db'}" if kind == "sqlite" else f"journal:{tmp_path / 'hpo.journal'}"
     log = tmp_path / "calls.log"
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(run), storage, str(TRIALS), str(log)],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(run), storage, str(TRIALS), str(log)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [w.communicate(timeout=150)[0] for w in workers]
     assert [w.returncode for w in workers] == [0, 0], outputs
 
@@ -111,8 +125,9 @@ def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
 
     def evaluate(source, tasks, repeats, seed, timeout_s, params, workers):
         calls.append(dict(params))
-        return types.SimpleNamespace(score=params["batch"] / 64, error=None,
-                                     per_task={t.name: types.SimpleNamespace(score=0.0) for t in tasks})
+        return types.SimpleNamespace(
+            score=params["batch"] / 64, error=None, per_task={t.name: types.SimpleNamespace(score=0.0) for t in tasks}
+        )
 
     monkeypatch.setattr(hpo, "_evaluate", evaluate)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -125,8 +140,13 @@ def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
     study.optimize(objective, n_trials=5)  # two more than the budget: as if the other process raced us
 
     states = [(t.number, t.state.name, hpo._counted(t)) for t in study.trials]
-    assert states == [(0, "COMPLETE", True), (1, "FAIL", False), (2, "COMPLETE", True), (3, "COMPLETE", True),
-                      (4, "FAIL", False)]
+    assert states == [
+        (0, "COMPLETE", True),
+        (1, "FAIL", False),
+        (2, "COMPLETE", True),
+        (3, "COMPLETE", True),
+        (4, "FAIL", False),
+    ]
     assert len(calls) == 3 and calls[0] == {"batch": 8}
     assert all(study.trials[i].user_attrs.get("surplus") for i in (1, 4))
 
@@ -153,6 +173,9 @@ def test_a_queued_trial_another_process_finished_first_is_not_an_error(tmp_path,
         return optimize(study, finished_elsewhere, n_trials=n_trials, catch=catch)
 
     monkeypatch.setattr(optuna.Study, "optimize", loses_the_race_once)
-    (result,) = run_hpo(run, HpoSettings(trials=2, repeats=1, report_repeats=1,
-                                         storage=f"sqlite:///{tmp_path / 'hpo.db'}"), progress=False)
+    (result,) = run_hpo(
+        run,
+        HpoSettings(trials=2, repeats=1, report_repeats=1, storage=f"sqlite:///{tmp_path / 'hpo.db'}"),
+        progress=False,
+    )
     assert lost and result.trials["complete"] == 2, result.trials

@@ -6,11 +6,11 @@ import threading
 import time
 
 import pytest
-
+from campaign_fakes import fake_evaluate, reply_for
 from fake_llm_server import FakeLLMServer
+
 from generator.archive import Archive
 from generator.campaign.loop import resume, run_campaign
-from test_campaign import fake_evaluate, reply_for
 
 FAKE_KEY = "sk-fake-inflight-key-0123456789"
 
@@ -92,15 +92,28 @@ max_similarity = 0.8
 run_dir = "{tmp_path / name}"
 {extra}''')
         return path
+
     return make
 
 
 def digest(run_dir):
     """Everything about the candidates that must not depend on concurrency or arrival order."""
-    return [(c.id, c.generation, c.operator, tuple(c.parent_ids), c.description, c.code_hash, c.score,
-             c.duplicate_of, (c.error or {}).get("kind"), c.novelty and {k: v for k, v in c.novelty.items() if k != "reasked"},
-             c.novelty and bool(c.novelty.get("reasked")))
-            for c in Archive.open(run_dir).candidates()]
+    return [
+        (
+            c.id,
+            c.generation,
+            c.operator,
+            tuple(c.parent_ids),
+            c.description,
+            c.code_hash,
+            c.score,
+            c.duplicate_of,
+            (c.error or {}).get("kind"),
+            c.novelty and {k: v for k, v in c.novelty.items() if k != "reasked"},
+            c.novelty and bool(c.novelty.get("reasked")),
+        )
+        for c in Archive.open(run_dir).candidates()
+    ]
 
 
 def test_concurrency_4_and_1_make_the_same_run_from_the_same_replies(server, slow, config):
@@ -149,6 +162,7 @@ def test_interrupted_concurrent_run_resumes_to_the_serial_run(server, config):
         if len(calls) == 5:  # a crash mid-run (the replies, and so the duplicates, follow the prompts)
             raise RuntimeError("power cut during evaluation")
         return jittery_evaluate(code, *args)
+
     cfg = config("openai/fake", "crashed", 4, llm=api)
     with pytest.raises(RuntimeError, match="power cut"):
         run_campaign(cfg, progress=False, evaluate=crashing)

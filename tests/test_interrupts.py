@@ -7,9 +7,9 @@ import json
 import signal
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, reply_for, tunesmith, wait_for_lines, write_campaign
+
 from generator.archive import Archive
 from generator.campaign.loop import resume, run_campaign
 
@@ -23,8 +23,10 @@ def server(monkeypatch, hub_dir):
 
 
 def _digest(run):
-    return [(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, (c.error or {}).get("kind"))
-            for c in Archive.open(run).candidates()]
+    return [
+        (c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, (c.error or {}).get("kind"))
+        for c in Archive.open(run).candidates()
+    ]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])

@@ -24,18 +24,34 @@ from generator.export.exporter import export_run
 CACHE = Path(__file__).parent / "data" / "kernel_tuner" / "test_cache_file.json"
 RESTRICTIONS = ["test_string == 'alg_2'", "test_bool == True", "test_mixed == 2.45"]
 X0 = [256, "alg_2", 15, True, 2.45]
-EXPECTED_TYPES = {"block_size_x": int, "time": (float, int), "times": list, "compile_time": (float, int),
-                  "verification_time": (float, int), "benchmark_time": (float, int),
-                  "strategy_time": (float, int), "framework_time": (float, int), "timestamp": str,
-                  "test_string": str, "test_single": int, "test_bool": bool, "test_mixed": float}
+EXPECTED_TYPES = {
+    "block_size_x": int,
+    "time": (float, int),
+    "times": list,
+    "compile_time": (float, int),
+    "verification_time": (float, int),
+    "benchmark_time": (float, int),
+    "strategy_time": (float, int),
+    "framework_time": (float, int),
+    "timestamp": str,
+    "test_string": str,
+    "test_single": int,
+    "test_bool": bool,
+    "test_mixed": float,
+}
 
 
 def _vector_add():
     kernel = "__global__ void vector_add(float *c, float *a, float *b, int n) { }"
     size = 100
     args = [np.zeros(size, np.float32), np.zeros(size, np.float32), np.zeros(size, np.float32), np.int32(size)]
-    tune_params = {"block_size_x": [128 + 64 * i for i in range(15)], "test_string": ["alg_1", "alg_2"],
-                   "test_single": [15], "test_bool": [True, False], "test_mixed": ["test", 1, True, 2.45]}
+    tune_params = {
+        "block_size_x": [128 + 64 * i for i in range(15)],
+        "test_string": ["alg_1", "alg_2"],
+        "test_single": [15],
+        "test_bool": [True, False],
+        "test_mixed": ["test", 1, True, 2.45],
+    }
     return ["vector_add", kernel, size, args, tune_params]
 
 
@@ -44,9 +60,15 @@ def _tune(strategy, options: dict):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results, _ = kernel_tuner.tune_kernel(*_vector_add(), restrictions=RESTRICTIONS, strategy=strategy,
-                                              strategy_options=dict(options), verbose=False, cache=str(CACHE),
-                                              simulation_mode=True)
+        results, _ = kernel_tuner.tune_kernel(
+            *_vector_add(),
+            restrictions=RESTRICTIONS,
+            strategy=strategy,
+            strategy_options=dict(options),
+            verbose=False,
+            cache=str(CACHE),
+            simulation_mode=True,
+        )
     return results
 
 
@@ -69,8 +91,11 @@ def _upstream(exported: Path, tmp_path: Path):
 SHIPPED_DIR = Path(generated_algorithms.__file__).parent
 
 
-@pytest.fixture(params=generated_algorithms.available() + ["fresh_export"]
-                + [f"upstream:{name}" for name in generated_algorithms.available()])
+@pytest.fixture(
+    params=generated_algorithms.available()
+    + ["fresh_export"]
+    + [f"upstream:{name}" for name in generated_algorithms.available()]
+)
 def strategy(request, tmp_path):
     if request.param.startswith("upstream:"):
         return _upstream(SHIPPED_DIR / f"{request.param.split(':')[1]}.py", tmp_path)
@@ -99,8 +124,11 @@ def test_x0_is_the_first_evaluation(strategy):
         assert [results[0][k] for k in _vector_add()[-1]] == x0
 
 
-@pytest.mark.parametrize("x0", [[256, "alg_1", 15, True, 2.45], [256, "alg_2"], [100, "alg_2", 15, True, 2.45]],
-                         ids=["restricted", "too_short", "unknown_value"])
+@pytest.mark.parametrize(
+    "x0",
+    [[256, "alg_1", 15, True, 2.45], [256, "alg_2"], [100, "alg_2", 15, True, 2.45]],
+    ids=["restricted", "too_short", "unknown_value"],
+)
 def test_invalid_x0_is_refused(strategy, x0):
     with pytest.raises(ValueError, match=r"x0 .* is not a valid configuration"):
         _tune(strategy, {"max_fevals": 10, "x0": x0})
@@ -187,7 +215,7 @@ def test_shipped_upstream_file_is_what_upstream_writes_today():
     shipped = sorted((SHIPPED_DIR / "kernel_tuner").glob("gen_*.py"))
     assert shipped, "no upstream file shipped"
     for path in shipped:
-        assert path.read_text() == upstream_source(SHIPPED_DIR / f"{path.stem[len('gen_'):]}.py"), path.name
+        assert path.read_text() == upstream_source(SHIPPED_DIR / f"{path.stem[len('gen_') :]}.py"), path.name
 
 
 def test_upstream_command_writes_into_a_folder_it_creates(tmp_path):
@@ -203,7 +231,7 @@ def test_a_provenance_note_reaches_the_module_its_report_and_the_upstream_file(t
     """Code re-rendered after its campaign says so wherever it is read (benchmarks/export_rerendered.py)."""
     from generator.export.exporter import Provenance, module_source, write_report
 
-    note = "not the campaign's code: re-rendered with {\"global_pool\": 4}"
+    note = 'not the campaign\'s code: re-rendered with {"global_pool": 4}'
     prov = Provenance("unit", "c0001", [], "test", note=note)
     exported = tmp_path / "noted.py"
     exported.write_text(module_source("noted", SWALLOWS_STOP, prov))
@@ -261,9 +289,15 @@ def test_an_exported_synthesizer_optimizer_asks_for_no_more_samples_than_the_spa
     path.write_text(module_source("small_space", render(composition)[2], Provenance("unit", "c0001", [], "test")))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results, _ = kernel_tuner.tune_kernel(*_vector_add(), restrictions=RESTRICTIONS,
-                                              strategy=_load(path, "small_space"), strategy_options={"max_fevals": 15},
-                                              verbose=False, cache=str(CACHE), simulation_mode=True)
+        results, _ = kernel_tuner.tune_kernel(
+            *_vector_add(),
+            restrictions=RESTRICTIONS,
+            strategy=_load(path, "small_space"),
+            strategy_options={"max_fevals": 15},
+            verbose=False,
+            cache=str(CACHE),
+            simulation_mode=True,
+        )
     assert len(set(_configs(results))) == 15  # the whole space, found without asking for more of it
     too_many = [str(w.message) for w in caught if "Too many samples" in str(w.message)]
     assert not too_many, too_many[:3]
@@ -280,7 +314,17 @@ def test_the_kernel_tuner_format_file_takes_seed_as_the_exported_module_does(tmp
     assert first == _configs(_tune(module, {"max_fevals": 12, "seed": 1})) and len(first) >= 12
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        runs = [kernel_tuner.tune_kernel(*_vector_add(), restrictions=RESTRICTIONS, strategy=module, seed=1,
-                                         strategy_options={"max_fevals": 12}, verbose=False, cache=str(CACHE),
-                                         simulation_mode=True)[0] for _ in range(2)]
+        runs = [
+            kernel_tuner.tune_kernel(
+                *_vector_add(),
+                restrictions=RESTRICTIONS,
+                strategy=module,
+                seed=1,
+                strategy_options={"max_fevals": 12},
+                verbose=False,
+                cache=str(CACHE),
+                simulation_mode=True,
+            )[0]
+            for _ in range(2)
+        ]
     assert _configs(runs[0]) == _configs(runs[1]) == first

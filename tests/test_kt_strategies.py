@@ -41,7 +41,7 @@ def _check(name, results, tasks, max_unique):
     missing = NEEDS.get(name)
     if missing and importlib.util.find_spec(missing) is None:
         assert set(result.failed) == {t.name for t in tasks}
-        assert all(f"pip install" in msg and missing in msg for msg in result.failed.values()), result.failed
+        assert all("pip install" in msg and missing in msg for msg in result.failed.values()), result.failed
         return
     assert result.failed == {}, result.failed
     assert [t.name for t in tasks] == list(result.per_task)
@@ -51,8 +51,9 @@ def _check(name, results, tasks, max_unique):
 
 @pytest.mark.parametrize("name", builtin_names())
 def test_builtin_runs_on_every_space(name, every_space):
-    results = bench(every_space, [parse_strategy(name)], repeats=2, seed=3, workers=1, progress=False,
-                    max_fevals=FEVALS)
+    results = bench(
+        every_space, [parse_strategy(name)], repeats=2, seed=3, workers=1, progress=False, max_fevals=FEVALS
+    )
     _check(name, results, every_space, FEVALS)
 
 
@@ -84,8 +85,7 @@ def test_a_crash_outside_the_strategy_does_not_blame_it(every_space, monkeypatch
 
     pnpoly = next(t for t in every_space if t.name == "pnpoly/RTX_Titan")
     monkeypatch.setattr(kt_simulation, "kernel_tuner_restrictions", _the_old_restriction)
-    (result,) = bench([pnpoly], [parse_strategy("diff_evo")], repeats=1, workers=1, progress=False,
-                      max_fevals=FEVALS)
+    (result,) = bench([pnpoly], [parse_strategy("diff_evo")], repeats=1, workers=1, progress=False, max_fevals=FEVALS)
     message = result.failed["pnpoly/RTX_Titan"]
     assert "TypeError" in message and "not in the strategy" in message and "fix the strategy" not in message
 
@@ -105,7 +105,7 @@ def test_brute_force_goes_in_kernel_tuners_order_until_the_budget(hub_tasks):
     trace = run_once(task, parse_strategy("brute_force"), 0)
     ours = SearchSpace(task.space)
     assert 5 < trace.rows.size < ours.size  # the budget ends it
-    assert [ours.config_of(r) for r in trace.rows] == kt_space.sorted_list()[:trace.rows.size]
+    assert [ours.config_of(r) for r in trace.rows] == kt_space.sorted_list()[: trace.rows.size]
 
 
 @pytest.mark.parametrize("name", ["nsga2", "nsga3", "nsga2:engine=kerneltuner"])

@@ -24,11 +24,20 @@ class Sampler:
 
 
 def _untuned_run(tmp_path):
-    archive = Archive.create(tmp_path / "run", {"name": "unit", "llm": {"model": "synth/components"},
-                                                "tasks": {"train": ["hub:convolution_milo/A100"]}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new", description="# Sampler: random",
-                                       code_path=archive.write_code("c0001", SOURCE),
-                                       fitness={"score": 0.4, "per_task": {"t/A": {"score": 0.4}}}))
+    archive = Archive.create(
+        tmp_path / "run",
+        {"name": "unit", "llm": {"model": "synth/components"}, "tasks": {"train": ["hub:convolution_milo/A100"]}},
+    )
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            description="# Sampler: random",
+            code_path=archive.write_code("c0001", SOURCE),
+            fitness={"score": 0.4, "per_task": {"t/A": {"score": 0.4}}},
+        )
+    )
     return archive.run_dir
 
 
@@ -61,15 +70,31 @@ def test_report_hpo_table_shows_the_values_used_and_every_trial(tmp_path):
     from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
     run = build_run(tmp_path)
-    base = HpoResult(candidate_id="c0005", class_name="Search", study_name="c0005", storage="sqlite:///hpo.db",
-                     hyperparameters={"restarts": {"type": "int", "low": 1, "high": 8, "default": 2}},
-                     defaults={"restarts": 2}, best_params={"restarts": 4}, best_value=0.61,
-                     trials={"complete": 5, "pruned": 2, "failed": 1, "interrupted": 1, "requested": 8},
-                     train=SplitScores(["t/A"], 0.52, 0.50), test=SplitScores(["t/B"], 0.40, 0.38),
-                     repeats=3, seed=1, report_seed=2, wall_s=12.0, accepted=False)
+    base = HpoResult(
+        candidate_id="c0005",
+        class_name="Search",
+        study_name="c0005",
+        storage="sqlite:///hpo.db",
+        hyperparameters={"restarts": {"type": "int", "low": 1, "high": 8, "default": 2}},
+        defaults={"restarts": 2},
+        best_params={"restarts": 4},
+        best_value=0.61,
+        trials={"complete": 5, "pruned": 2, "failed": 1, "interrupted": 1, "requested": 8},
+        train=SplitScores(["t/A"], 0.52, 0.50),
+        test=SplitScores(["t/B"], 0.40, 0.38),
+        repeats=3,
+        seed=1,
+        report_seed=2,
+        wall_s=12.0,
+        accepted=False,
+    )
     write_result(run, base)
-    write_result(run, dataclasses.replace(base, candidate_id="c0003", accepted=True,
-                                          trials={"complete": 8, "pruned": 0, "failed": 0, "requested": 8}))
+    write_result(
+        run,
+        dataclasses.replace(
+            base, candidate_id="c0003", accepted=True, trials={"complete": 8, "pruned": 0, "failed": 0, "requested": 8}
+        ),
+    )
     rows = {r[0]: r for r in report_data(Lineage.load(run))["hpo_table"]}
     cid, trials, train, test, values = rows["c0005"]
     assert trials == "8 (5 complete, 2 pruned, 1 failed), 1 interrupted and run again"
@@ -100,8 +125,17 @@ def test_bench_record_usage_line_does_not_call_the_synthesizer_an_llm(tmp_path):
 
     for model, who in (("synth/components", "offline synthesizer (no LLM) ("), ("openai/gpt-4o-mini", "LLM (")):
         archive = Archive.create(tmp_path / model.replace("/", "_"), {"name": "bench"})
-        archive.append_exchange(Exchange(id="x1", purpose="llm_guided", model=model, messages=[], reply="[]",
-                                         prompt_tokens=10, completion_tokens=5))
+        archive.append_exchange(
+            Exchange(
+                id="x1",
+                purpose="llm_guided",
+                model=model,
+                messages=[],
+                reply="[]",
+                prompt_tokens=10,
+                completion_tokens=5,
+            )
+        )
         line = usage_line(str(archive.run_dir))
         assert line.startswith(who), line
         assert ": 1 call, " in line, line
@@ -112,11 +146,12 @@ def test_long_description_is_cut_at_a_word_with_an_ellipsis():
     from generator.llm.prompts import extract_reply
 
     words = " ".join(f"word{i:03d}" for i in range(60))  # 479 characters
-    reply = extract_reply(f"{words}\n\n```python\nclass A:\n    def __call__(self, func, searchspace):\n"
-                          "        pass\n```\n")
+    reply = extract_reply(
+        f"{words}\n\n```python\nclass A:\n    def __call__(self, func, searchspace):\n        pass\n```\n"
+    )
     assert len(reply.description) <= 300 and reply.description.endswith("…")
     kept = reply.description[:-1].split(" ")
-    assert kept == words.split(" ")[:len(kept)], "cut inside a word"
+    assert kept == words.split(" ")[: len(kept)], "cut inside a word"
     short = extract_reply("A short one.\n\n```python\nclass A:\n    def __call__(self, f, s):\n        pass\n```\n")
     assert short.description == "A short one."
 
@@ -138,7 +173,7 @@ train = ["problem:gemm/H200"]
 [evaluation]
 repeats = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 """)
     summary = run_campaign(campaign, progress=False)
     assert summary.state == "finished"

@@ -9,8 +9,7 @@ from generator.bench.leave_one_out import leave_one_out, split_gap
 
 def test_each_fold_chooses_on_the_other_spaces_and_scores_on_the_left_out_one():
     # "fit" leads on a, b, c by fitting them and collapses on d; "steady" is good everywhere
-    scores = {"fit": {"a": 0.9, "b": 0.9, "c": 0.9, "d": -0.5},
-              "steady": {"a": 0.6, "b": 0.6, "c": 0.6, "d": 0.6}}
+    scores = {"fit": {"a": 0.9, "b": 0.9, "c": 0.9, "d": -0.5}, "steady": {"a": 0.6, "b": 0.6, "c": 0.6, "d": 0.6}}
     loo = leave_one_out(scores)
     by_space = {f.held_out: f for f in loo.folds}
     assert by_space["d"].winner == "fit" and by_space["d"].held_out_p == -0.5

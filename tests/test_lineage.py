@@ -70,8 +70,16 @@ def test_tree_marks_the_best_path_and_colours_only_when_asked(run):
 def test_show_prints_code_scores_error_prompt_and_diff(run):
     lineage = Lineage.load(run)
     text = render_show(lineage, "c0005", diff=True)
-    for needle in ("operator simplify", "+0.070 against the best parent", "gemm_milo/A100", "0.540 ± 0.050",
-                   "── diff c0003 -> c0005 ──", "── prompt (x0005", "Write <one> & only one.", XSS):
+    for needle in (
+        "operator simplify",
+        "+0.070 against the best parent",
+        "gemm_milo/A100",
+        "0.540 ± 0.050",
+        "── diff c0003 -> c0005 ──",
+        "── prompt (x0005",
+        "Write <one> & only one.",
+        XSS,
+    ):
         assert needle in text
     failed = render_show(lineage, "c0007")
     assert "kind: timeout" in failed and "line: 9" in failed

@@ -11,12 +11,11 @@ import pytest
 
 from generator.cli import main
 from generator.errors import TunesmithError
-from generator.scoring.oracle import StopCriterionReached
-from generator.live.kernel import LiveSession, LiveUnavailable, device_label, require_device
+from generator.live.kernel import LiveSession, LiveUnavailable, cpu_name, device_label, require_device
 from generator.live.tasks import LiveOracle, load_live_task
-from generator.tasks.problems import load_problem, load_problem_tasks
+from generator.scoring.oracle import StopCriterionReached
 from generator.scoring.score import Budget
-from generator.live.kernel import cpu_name
+from generator.tasks.problems import load_problem, load_problem_tasks
 
 CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
@@ -34,7 +33,7 @@ def _has_gpu() -> bool:
 
 needs_gpu = pytest.mark.skipif(not _has_gpu(), reason="no CUDA GPU (CuPy finds none): CUDA problems cannot run live")
 
-RANDOM = '''# RandomSampler: uniform random configurations
+RANDOM = """# RandomSampler: uniform random configurations
 class RandomSampler:
     hyperparameters = {}
 
@@ -48,7 +47,7 @@ class RandomSampler:
             if best is None or value < best[1]:
                 best = (config, value)
         return best
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +58,7 @@ def tiny(tmp_path_factory) -> Path:
         shutil.copy(PROBLEMS / "matmul_c" / f, d)
     text = (PROBLEMS / "matmul_c" / "problem.toml").read_text()
     text = text.replace("tile_i = [8, 16, 32]", "tile_i = [8, 32]").replace("tile_j = [8, 16]", "tile_j = [8]")
-    text = text.replace("unroll_k = [1, 4]", "unroll_k = [1]").replace('seed = 5', 'seed = 5\ncaches = "caches"')
+    text = text.replace("unroll_k = [1, 4]", "unroll_k = [1]").replace("seed = 5", 'seed = 5\ncaches = "caches"')
     (d / "problem.toml").write_text(text.replace("iterations = 3", "iterations = 2"))
     return d / "problem.toml"
 
@@ -102,8 +101,9 @@ def test_wrong_answers_are_failed_configurations_not_a_crash(tmp_path, tiny):
 
     for f in ("matmul.cpp", "problem.toml"):
         shutil.copy(tiny.parent / f, tmp_path)
-    (tmp_path / "reference.py").write_text("import numpy as np\ndef matmul(args, params):\n"
-                                           "    return {'C': np.full((96, 96), -1.0, np.float32)}\n")
+    (tmp_path / "reference.py").write_text(
+        "import numpy as np\ndef matmul(args, params):\n    return {'C': np.full((96, 96), -1.0, np.float32)}\n"
+    )
     build = build_cache(tmp_path / "problem.toml", tmp_path / "out", progress=False)
     assert build.wrong == 4 and build.final is not None
     with gzip.open(build.final, "rt") as fh:
@@ -157,8 +157,13 @@ def test_live_evaluation_without_a_cache_compares_with_random_search():
 def test_live_evaluation_reports_a_broken_candidate(tiny, tiny_cache):
     from generator.evaluation.live_eval import evaluate_live
 
-    result = evaluate_live("class Broken:\n    def __call__(self, func, searchspace):\n        return 1 / 0\n",
-                           load_live_task(tiny), repeats=1, max_fevals=2, timeout_s=60)
+    result = evaluate_live(
+        "class Broken:\n    def __call__(self, func, searchspace):\n        return 1 / 0\n",
+        load_live_task(tiny),
+        repeats=1,
+        max_fevals=2,
+        timeout_s=60,
+    )
     assert result.error is not None and result.score is None
 
 

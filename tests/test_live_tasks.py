@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from generator.cli import main
-from generator.tasks.live_entries import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 from generator.live.kernel import cpu_name, device_label
+from generator.tasks.live_entries import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 
 CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
@@ -30,7 +30,7 @@ def _has_gpu() -> bool:
     return cuda_device_count()[0] > 0
 
 
-RANDOM = '''# RandomSampler: uniform random configurations
+RANDOM = """# RandomSampler: uniform random configurations
 class RandomSampler:
     hyperparameters = {}
 
@@ -40,7 +40,7 @@ class RandomSampler:
     def __call__(self, func, searchspace):
         for config in searchspace.get_random_sample(10 ** 6):
             func(config)
-'''
+"""
 
 
 @pytest.fixture
@@ -54,10 +54,12 @@ def optimizer(tmp_path, monkeypatch) -> Path:
 
 def _campaign(tmp_path: Path, entry: str, run_dir: str = "run") -> Path:
     path = tmp_path / "live.toml"
-    path.write_text(f'name = "live"\n[llm]\nmodel = "synth/components"\nseed = 1\n'
-                    f'[evolution]\nn_parents = 2\nn_offspring = 1\nbudget = 2\nseed = 1\n'
-                    f'[tasks]\ntrain = ["{entry}"]\n[evaluation]\nrepeats = 1\ntimeout = 60\nseed = 0\n'
-                    f'[output]\nrun_dir = "{tmp_path / run_dir}"\n')
+    path.write_text(
+        f'name = "live"\n[llm]\nmodel = "synth/components"\nseed = 1\n'
+        f"[evolution]\nn_parents = 2\nn_offspring = 1\nbudget = 2\nseed = 1\n"
+        f'[tasks]\ntrain = ["{entry}"]\n[evaluation]\nrepeats = 1\ntimeout = 60\nseed = 0\n'
+        f'[output]\nrun_dir = "{tmp_path / run_dir}"\n'
+    )
     return path
 
 
@@ -72,9 +74,13 @@ def test_live_references_parse_and_bad_ones_say_how_to_write_them():
     assert parse_live_entry("live:x,fevals=4").budget().seconds == float("inf")
     assert parse_live_entry("live:x").budget() is None  # the methodology's, from the measured cache
     assert parse_live_entry(e.text()) == e
-    for bad, why in [("live:", "no problem named"), ("live:gemm,fevals=0", "fevals must be a positive integer"),
-                     ("live:gemm,seconds=soon", "seconds must be a positive number"),
-                     ("live:gemm,budget=3", "unknown option"), ("live:gemm,gpu=", "gpu= needs a label")]:
+    for bad, why in [
+        ("live:", "no problem named"),
+        ("live:gemm,fevals=0", "fevals must be a positive integer"),
+        ("live:gemm,seconds=soon", "seconds must be a positive number"),
+        ("live:gemm,budget=3", "unknown option"),
+        ("live:gemm,gpu=", "gpu= needs a label"),
+    ]:
         with pytest.raises(LiveEntryError, match=why) as info:
             parse_live_entry(bad)
         assert "\n" not in str(info.value) and str(info.value).startswith(repr(bad))
@@ -162,8 +168,8 @@ def test_evaluate_cli_tunes_the_c_problem_live_in_the_sandbox(optimizer, tmp_pat
 
 @needs_gxx
 def test_a_cached_live_task_is_scored_with_a_finite_p(tmp_path):
-    from generator.live.cache_build import build_cache
     from generator.evaluation.evaluate import evaluate_source
+    from generator.live.cache_build import build_cache
     from generator.live.tasks import load_live_entry
 
     tiny = tmp_path / "tiny"
@@ -185,8 +191,21 @@ def test_a_cached_live_task_is_scored_with_a_finite_p(tmp_path):
 
 @needs_gxx
 def test_bench_runs_built_ins_live_and_refuses_simulation_only_ones_at_once(optimizer, capsys):
-    assert main(["bench", "--tasks", MATMUL, "--strategies", f"random_sample,{optimizer}", "--repeats", "1",
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--tasks",
+                MATMUL,
+                "--strategies",
+                f"random_sample,{optimizer}",
+                "--repeats",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert f"matmul_c/{CPU}/live" in table and "random_sample" in table and "nan" not in table
     # no measured cache here: the number is the advantage over live random search, and the output says so
@@ -214,8 +233,9 @@ def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
 
     monkeypatch.setattr(sandbox, "run_job", timed)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(evaluate_source(RANDOM, [task], repeats=1)))
-               for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: results.append(evaluate_source(RANDOM, [task], repeats=1))) for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -1,8 +1,8 @@
 """LLM layer: retries, recording, caps, reuse and replay; a local fake server and litellm mock_response."""
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
+
 from generator.archive import Archive
 from generator.config import LLMConfig
 from generator.llm.client import CapReached, Exchange, LLMClient, StopCampaign
@@ -19,8 +19,14 @@ def server(monkeypatch):
 
 
 def _client(srv, **kw):
-    cfg = LLMConfig(model="openai/fake", api_base=srv.base_url, retries=kw.pop("retries", 2), backoff=0.01,
-                    timeout=kw.pop("timeout", 5.0), **kw)
+    cfg = LLMConfig(
+        model="openai/fake",
+        api_base=srv.base_url,
+        retries=kw.pop("retries", 2),
+        backoff=0.01,
+        timeout=kw.pop("timeout", 5.0),
+        **kw,
+    )
     recorded = []
     return LLMClient(cfg, on_exchange=recorded.append), recorded
 
@@ -33,13 +39,17 @@ def mock_completion(replies):
 
     def completion(**kw):
         return litellm.completion(**{**kw, "mock_response": next(it)})
+
     return completion
 
 
 def test_mock_response_is_recorded_with_tokens_and_cost():
     seen = []
-    client = LLMClient(LLMConfig(model="openai/gpt-4o-mini"), on_exchange=seen.append,
-                       completion=mock_completion(["# A\n```python\nclass A: pass\n```"]))
+    client = LLMClient(
+        LLMConfig(model="openai/gpt-4o-mini"),
+        on_exchange=seen.append,
+        completion=mock_completion(["# A\n```python\nclass A: pass\n```"]),
+    )
     ex = client.complete(MSG, "generate:new", ref="c0001")
     assert ex.ok and "class A" in ex.reply and ex.ref == "c0001" and ex.id == "x0001"
     assert ex.prompt_tokens > 0 and ex.completion_tokens > 0 and ex.cost_usd > 0
@@ -92,8 +102,9 @@ def test_key_sent_to_server_but_never_recorded(server):
 
 
 def test_max_calls_cap_holds():
-    client = LLMClient(LLMConfig(model="openai/gpt-4o-mini", caps={"max_calls": 2}),
-                       completion=mock_completion(["a", "b", "c"]))
+    client = LLMClient(
+        LLMConfig(model="openai/gpt-4o-mini", caps={"max_calls": 2}), completion=mock_completion(["a", "b", "c"])
+    )
     client.complete(MSG, "t")
     client.complete(MSG, "t")
     with pytest.raises(CapReached, match="llm.caps.max_calls = 2"):
@@ -118,11 +129,19 @@ def test_token_and_usd_caps_never_exceeded():
 
 
 def test_recorded_answer_is_reused_not_asked_again():
-    old = Exchange(id="x0001", purpose="t", model="openai/gpt-4o-mini", messages=MSG, reply="kept", ref="c0001",
-                   prompt_hash=__import__("generator.llm.client", fromlist=["prompt_hash"]).prompt_hash(MSG))
+    old = Exchange(
+        id="x0001",
+        purpose="t",
+        model="openai/gpt-4o-mini",
+        messages=MSG,
+        reply="kept",
+        ref="c0001",
+        prompt_hash=__import__("generator.llm.client", fromlist=["prompt_hash"]).prompt_hash(MSG),
+    )
 
     def fail(**kw):
         raise AssertionError("the LLM must not be asked again")
+
     client = LLMClient(LLMConfig(model="openai/gpt-4o-mini"), recorded=[old], completion=fail)
     assert client.complete(MSG, "t", ref="c0001").reply == "kept"
 
@@ -130,8 +149,19 @@ def test_recorded_answer_is_reused_not_asked_again():
 def test_replay_serves_a_run_in_order_then_stops(tmp_path):
     archive = Archive.create(tmp_path / "run", {"x": 1})
     for i, ref in enumerate(["c0001", "c0002", None], 1):
-        archive.append_exchange(Exchange(id=f"x{i:04d}", purpose="t", model="m", messages=MSG, reply=f"r{i}", ref=ref,
-                                         prompt_tokens=5, completion_tokens=7, cost_usd=0.5))
+        archive.append_exchange(
+            Exchange(
+                id=f"x{i:04d}",
+                purpose="t",
+                model="m",
+                messages=MSG,
+                reply=f"r{i}",
+                ref=ref,
+                prompt_tokens=5,
+                completion_tokens=7,
+                cost_usd=0.5,
+            )
+        )
     client = LLMClient(LLMConfig(model=f"replay/{tmp_path / 'run'}"))
     assert client.complete(MSG, "t", ref="c0002").reply == "r2"  # by candidate id
     assert client.complete(MSG, "t").reply == "r1"  # the rest in order

@@ -4,9 +4,9 @@ a missing API key is named before anything is sent or written (item 11)."""
 from __future__ import annotations
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, write_campaign
+
 from generator.config import LLMConfig
 from generator.llm.client import CapReached, LLMClient
 
@@ -22,8 +22,9 @@ def hanging(monkeypatch):
 
 
 def test_retries_count_toward_max_calls_and_timeouts_toward_tokens(hanging):
-    cfg = LLMConfig(model="openai/fake", api_base=hanging.base_url, retries=3, backoff=0.01, timeout=0.3,
-                    caps={"max_calls": 3})
+    cfg = LLMConfig(
+        model="openai/fake", api_base=hanging.base_url, retries=3, backoff=0.01, timeout=0.3, caps={"max_calls": 3}
+    )
     seen = []
     client = LLMClient(cfg, on_exchange=seen.append)
     with pytest.raises(CapReached, match=r"max_calls = 3 reached \(3 requests sent"):
@@ -42,8 +43,15 @@ def test_campaign_with_a_hung_server_sends_no_more_requests_than_max_calls(hangi
     from generator.campaign.loop import format_summary, run_campaign
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
-    cfg = write_campaign(tmp_path / "c.toml", hanging.base_url, tmp_path / "run", budget=6, retries=3, timeout=0.3,
-                         llm="[llm.caps]\nmax_calls = 3\n")
+    cfg = write_campaign(
+        tmp_path / "c.toml",
+        hanging.base_url,
+        tmp_path / "run",
+        budget=6,
+        retries=3,
+        timeout=0.3,
+        llm="[llm.caps]\nmax_calls = 3\n",
+    )
     summary = run_campaign(cfg, progress=False)
     assert summary.state == "stopped" and len(hanging.requests) == 3, summary.reason
     assert "3 calls" in format_summary(summary) and "estimated" in format_summary(summary)
@@ -58,8 +66,9 @@ def test_missing_api_key_is_named_before_anything_is_sent_or_written(tmp_path, h
     with pytest.raises(TunesmithError, match=r"openai/gpt-4o-mini.*OPENAI_API_KEY is not set"):
         LLMClient(LLMConfig(model="openai/gpt-4o-mini"))
     cfg = write_campaign(tmp_path / "c.toml", "", tmp_path / "run", budget=2)
-    cfg.write_text(cfg.read_text().replace('model = "openai/fake"', 'model = "openai/gpt-4o-mini"')
-                   .replace('api_base = ""\n', ""))
+    cfg.write_text(
+        cfg.read_text().replace('model = "openai/fake"', 'model = "openai/gpt-4o-mini"').replace('api_base = ""\n', "")
+    )
     assert main(["run", str(cfg), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "OPENAI_API_KEY" in err and "export OPENAI_API_KEY=" in err, err

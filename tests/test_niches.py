@@ -17,8 +17,19 @@ VALUES = GRID.sum(axis=1).astype(float)  # minimum at (0, 0, 0)
 
 def test_a_hill_climber_and_a_random_search_fall_in_different_cells():
     # local search: first-improvement over the incumbent's neighbours, down to the minimum
-    path = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (0, 1, 1), (0, 2, 1), (0, 0, 1), (0, 0, 2), (0, 0, 0), (1, 0, 0),
-            (0, 1, 0), (0, 0, 1)]
+    path = [
+        (1, 1, 1),
+        (2, 1, 1),
+        (1, 2, 1),
+        (0, 1, 1),
+        (0, 2, 1),
+        (0, 0, 1),
+        (0, 0, 2),
+        (0, 0, 0),
+        (1, 0, 0),
+        (0, 1, 0),
+        (0, 0, 1),
+    ]
     climb = [int(np.flatnonzero((GRID == p).all(axis=1))[0]) for p in path]
     hill = run_behaviour(GRID, VALUES, np.array(climb))
     rng = np.random.default_rng(0)
@@ -31,7 +42,10 @@ def test_a_hill_climber_and_a_random_search_fall_in_different_cells():
     as_cand = lambda b: Candidate("c1", 0, "new", fitness={"score": 0.1, "metadata": {"behaviour": b}})  # noqa: E731
     assert cell_of(as_cand(hill), 3) != cell_of(as_cand(rand), 3)
     # bins span the given ranges: two candidates close together in [0, 1] fall apart in a narrow range
-    near = [as_cand({"local": 0.05, "jumps": 0.40, "spread": 0.5}), as_cand({"local": 0.15, "jumps": 0.45, "spread": 0.5})]
+    near = [
+        as_cand({"local": 0.05, "jumps": 0.40, "spread": 0.5}),
+        as_cand({"local": 0.15, "jumps": 0.45, "spread": 0.5}),
+    ]
     assert cell_of(near[0], 3) == cell_of(near[1], 3)
     assert cell_of(near[0], 3, spans(near)) == "0-0-0" and cell_of(near[1], 3, spans(near)) == "2-2-0"
     assert cell_of(Candidate("c2", 0, "new", fitness={"score": 0.1}), 3) == "-"
@@ -40,11 +54,17 @@ def test_a_hill_climber_and_a_random_search_fall_in_different_cells():
 def _cand(plan, score, error=None, cell=(0.1, 0.1, 0.1), duplicate_of=None):
     fit = None
     if score is not None:
-        fit = {"score": score, "per_task": {},
-               "metadata": {"behaviour": dict(zip(("local", "jumps", "spread"), cell))}}
-    return Candidate(plan.id, plan.generation, plan.operator, [p.id for p in plan.parents],
-                     code_path=f"code/{plan.id}.py", fitness=fit, error={"kind": error} if error else None,
-                     duplicate_of=duplicate_of)
+        fit = {"score": score, "per_task": {}, "metadata": {"behaviour": dict(zip(("local", "jumps", "spread"), cell))}}
+    return Candidate(
+        plan.id,
+        plan.generation,
+        plan.operator,
+        [p.id for p in plan.parents],
+        code_path=f"code/{plan.id}.py",
+        fitness=fit,
+        error={"kind": error} if error else None,
+        duplicate_of=duplicate_of,
+    )
 
 
 class Scripted:
@@ -57,14 +77,21 @@ class Scripted:
 
 
 def _evo(outcome, budget=40, **niches):
-    cfg = EvolutionConfig(n_parents=4, n_offspring=6, budget=budget, seed=5, niches=niches,
-                          operators={"new": 0.1, "refine": 1, "simplify": 0.5, "fix": 0.5, "crossover": 1})
+    cfg = EvolutionConfig(
+        n_parents=4,
+        n_offspring=6,
+        budget=budget,
+        seed=5,
+        niches=niches,
+        operators={"new": 0.1, "refine": 1, "simplify": 0.5, "fix": 0.5, "crossover": 1},
+    )
     produce = Scripted(outcome)
     return Evolution(cfg, produce), produce
 
 
-@pytest.mark.parametrize("niches", [{}, {"islands": 2, "migration_interval": 1}, {"map_elites": True},
-                                    {"islands": 2, "map_elites": True}])
+@pytest.mark.parametrize(
+    "niches", [{}, {"islands": 2, "migration_interval": 1}, {"map_elites": True}, {"islands": 2, "map_elites": True}]
+)
 def test_a_failed_or_duplicate_candidate_is_never_a_parent(niches):
     def outcome(n, plan):  # every third fails, every fifth copies c0001 (and holds the best score)
         if n % 3 == 0:
@@ -72,6 +99,7 @@ def test_a_failed_or_duplicate_candidate_is_never_a_parent(niches):
         if n % 5 == 0:
             return _cand(plan, 0.99, duplicate_of="c0001")
         return _cand(plan, (n * 37 % 11) / 11, cell=((n % 3) / 3, (n % 2) / 2, 0.5))
+
     evo, produce = _evo(outcome, **niches)
     evo.run()
     made = {c.id: c for c in evo.made}
@@ -86,6 +114,7 @@ def test_islands_breed_apart_until_a_migrant_enters():
     # island 1's candidates score higher: its best migrates into island 0 (and enters), never the reverse
     def outcome(n, plan):
         return _cand(plan, 0.5 + n / 1000 if island_of[plan.id] == 1 else n / 1000)
+
     evo, produce = _evo(outcome, budget=22, islands=2, migration_interval=2)
     island_of = evo._island_of  # assigned when a generation is planned, before its candidates are made
     evo.run()
@@ -104,8 +133,12 @@ def test_islands_breed_apart_until_a_migrant_enters():
 def test_islands_that_can_never_exchange_are_said_before_the_run_and_bad_island_counts_refused():
     cfg = EvolutionConfig(n_parents=4, n_offspring=4, budget=12, niches={"islands": 2, "migration_interval": 3})
     assert "never exchange" in never_exchange(cfg) and "migration_interval" in never_exchange(cfg)
-    assert never_exchange(EvolutionConfig(n_parents=4, n_offspring=4, budget=20,
-                                          niches={"islands": 2, "migration_interval": 3})) is None
+    assert (
+        never_exchange(
+            EvolutionConfig(n_parents=4, n_offspring=4, budget=20, niches={"islands": 2, "migration_interval": 3})
+        )
+        is None
+    )
     assert never_exchange(EvolutionConfig()) is None  # one population: nothing to exchange
     with pytest.raises(ConfigError, match="islands = 5 > n_parents = 4"):
         parse_config({"tasks": {"train": ["x"]}, "evolution": {"n_parents": 4, "niches": {"islands": 5}}}, "c.toml")
@@ -116,6 +149,7 @@ def test_map_elites_breeds_from_every_cell_not_only_the_best():
     def outcome(n, plan):
         cell = [(0.1, 0.1, 0.1), (0.9, 0.1, 0.1), (0.1, 0.9, 0.1), (0.1, 0.1, 0.9)][n % 4]
         return _cand(plan, (0.9 if n % 4 == 0 else 0.1) + n / 10000, cell=cell)
+
     for map_elites in (False, True):
         evo, produce = _evo(outcome, budget=60, map_elites=map_elites)
         if not map_elites:
@@ -129,15 +163,19 @@ def test_map_elites_breeds_from_every_cell_not_only_the_best():
 def test_the_evaluator_measures_behaviour_from_the_oracles_rows_not_from_the_candidate(conv_task):
     from generator.evaluation.evaluate import evaluate_source
 
-    random_search = ("class R:\n    hyperparameters = {}\n    def __init__(self, budget=5000):\n        pass\n"
-                     "    def __call__(self, func, searchspace):\n"
-                     "        for c in searchspace.get_random_sample(60):\n            func(c)\n")
-    climber = ("class H:\n    hyperparameters = {}\n    def __init__(self, budget=5000):\n        pass\n"
-               "    def __call__(self, func, searchspace):\n        best = searchspace.get_random_sample(1)[0]\n"
-               "        f = func(best)\n        for _ in range(60):\n"
-               "            for n in searchspace.get_neighbors(best, neighbor_method='Hamming'):\n"
-               "                g = func(n)\n                if g < f:\n                    best, f = n, g\n"
-               "                    break\n")
+    random_search = (
+        "class R:\n    hyperparameters = {}\n    def __init__(self, budget=5000):\n        pass\n"
+        "    def __call__(self, func, searchspace):\n"
+        "        for c in searchspace.get_random_sample(60):\n            func(c)\n"
+    )
+    climber = (
+        "class H:\n    hyperparameters = {}\n    def __init__(self, budget=5000):\n        pass\n"
+        "    def __call__(self, func, searchspace):\n        best = searchspace.get_random_sample(1)[0]\n"
+        "        f = func(best)\n        for _ in range(60):\n"
+        "            for n in searchspace.get_neighbors(best, neighbor_method='Hamming'):\n"
+        "                g = func(n)\n                if g < f:\n                    best, f = n, g\n"
+        "                    break\n"
+    )
     rand = evaluate_source(random_search, [conv_task], repeats=2, seed=1)
     hill = evaluate_source(climber, [conv_task], repeats=2, seed=1)
     rb, hb = rand.metadata["behaviour"], hill.metadata["behaviour"]

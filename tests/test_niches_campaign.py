@@ -6,13 +6,13 @@ import hashlib
 import json
 
 import pytest
-
+from campaign_fakes import fake_evaluate, reply_for
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import crash_then_resume
+
 from generator.archive import Archive
 from generator.campaign.loop import format_status, run_campaign
 from generator.scoring.fitness import Fitness
-from test_campaign import fake_evaluate, reply_for
 
 
 def behaving(code, tasks, repeats, seed, timeout, workers):
@@ -31,8 +31,13 @@ def config(tmp_path, hub_dir, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-niches-key-0123456789")
     server = FakeLLMServer(reply_for).__enter__()
 
-    def make(name, concurrency=1, model="openai/fake", niches="islands = 2\nmigration_interval = 1\n"
-             "map_elites = true", budget=22):
+    def make(
+        name,
+        concurrency=1,
+        model="openai/fake",
+        niches="islands = 2\nmigration_interval = 1\nmap_elites = true",
+        budget=22,
+    ):
         path = tmp_path / f"{name}.toml"
         path.write_text(f'''name = "niches"
 [llm]
@@ -58,14 +63,17 @@ repeats = 1
 run_dir = "{tmp_path / name}"
 ''')
         return path
+
     yield make
     server.__exit__(None, None, None)
 
 
 def digest(run_dir):
     archive = Archive.open(run_dir)
-    return ([(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score) for c in archive.candidates()],
-            archive.generations())
+    return (
+        [(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score) for c in archive.candidates()],
+        archive.generations(),
+    )
 
 
 def test_niches_are_recorded_shown_and_resume_and_replay_exactly(config):

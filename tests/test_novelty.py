@@ -4,13 +4,13 @@ and the archive's diversity per generation in `status` and in the report."""
 import time
 
 import pytest
-
+from campaign_fakes import fake_evaluate
 from fake_llm_server import FakeLLMServer
+
 from generator.archive import Archive
-from generator.campaign.loop import format_status, run_campaign
 from generator.campaign.diversity import diversity_by_generation, format_diversity
+from generator.campaign.loop import format_status, run_campaign
 from generator.campaign.novelty import Shape, ShapeIndex, similarity
-from test_campaign import fake_evaluate
 
 A = '''import numpy as np
 
@@ -39,10 +39,19 @@ class Descent:
         return np.argmin([best_value])
 '''
 # the same program: other names it chooses itself, docstring, comments and layout
-RENAMED = (A.replace("Descent", "HillClimber").replace("best_value", "incumbent").replace("config", "candidate")
-           .replace("import numpy as np", "import numpy as xp").replace("np.argmin", "xp.argmin")
-           .replace("Greedy descent from random samples.", "Climbs hills.").replace("    # a batch of random configurations; keep the best\n", "")
-           .replace("        best, best_value = None, float(\"inf\")\n", "        best, best_value = (None,\n                            float(\"inf\"))\n"))
+RENAMED = (
+    A.replace("Descent", "HillClimber")
+    .replace("best_value", "incumbent")
+    .replace("config", "candidate")
+    .replace("import numpy as np", "import numpy as xp")
+    .replace("np.argmin", "xp.argmin")
+    .replace("Greedy descent from random samples.", "Climbs hills.")
+    .replace("    # a batch of random configurations; keep the best\n", "")
+    .replace(
+        '        best, best_value = None, float("inf")\n',
+        '        best, best_value = (None,\n                            float("inf"))\n',
+    )
+)
 # the same structure, but not the same program: each changes what it does (issue 22, item 3)
 NOT_COPIES = {
     "another default": A.replace('"default": 8', '"default": 32').replace("batch=8", "batch=32"),
@@ -50,12 +59,15 @@ NOT_COPIES = {
     "another hyperparameter name": A.replace("batch", "width"),  # Optuna and the loader pass it by name
     "another constant in the code": A.replace('float("inf")', 'float("1e300")'),
     "another __init__ argument": A.replace("budget=5000, batch=8", "max_budget=5000, batch=8").replace(
-        "self.budget = budget", "self.budget = max_budget"),
+        "self.budget = budget", "self.budget = max_budget"
+    ),
     "another attribute": A.replace("self.batch = batch", "self.width = batch"),
 }
-TWEAKED = A.replace("if value < best_value:\n                    best, best_value = config, value\n        return",
-                    "if value <= best_value:\n                    best, best_value = config, value\n        return")
-OTHER = '''import random
+TWEAKED = A.replace(
+    "if value < best_value:\n                    best, best_value = config, value\n        return",
+    "if value <= best_value:\n                    best, best_value = config, value\n        return",
+)
+OTHER = """import random
 
 
 class Walk:
@@ -75,9 +87,11 @@ class Walk:
             current = random.choice(moves)
             seen.add(tuple(current))
             func(current)
-'''
+"""
 THIRD = OTHER.replace('neighbor_method="adjacent"', 'neighbor_method="Hamming"').replace(
-    "            current = random.choice(moves)\n", "            moves.sort(key=lambda c: random.random())\n            current = moves[0]\n")
+    "            current = random.choice(moves)\n",
+    "            moves.sort(key=lambda c: random.random())\n            current = moves[0]\n",
+)
 
 
 def test_normalised_code_ignores_chosen_names_docstrings_comments_and_layout():
@@ -109,17 +123,26 @@ def test_code_that_differs_in_constants_strings_or_visible_names_is_no_copy(chan
     assert found.id == "c0001" and not found.exact  # a near-copy at most: asked again, then evaluated
 
 
-@pytest.mark.parametrize("first, second", [
-    # the same local name, bound to another library function
-    ("from random import choice, shuffle\nclass R:\n    def __call__(self, func, s):\n        choice(s)\n",
-     "from random import choice, shuffle\nclass R:\n    def __call__(self, func, s):\n        shuffle(s)\n"),
-    # an argument renamed, but a call still passes the old name by keyword (a TypeError)
-    ("def f(x):\n    return x\nclass R:\n    def __call__(self, func, s):\n        f(x=1)\n",
-     "def f(y):\n    return y\nclass R:\n    def __call__(self, func, s):\n        f(x=1)\n"),
-    # an attribute reached by its name as a string
-    ("class R:\n    def __call__(self, func, s):\n        self.pop = 1\n        getattr(self, 'pop')\n",
-     "class R:\n    def __call__(self, func, s):\n        self.size = 1\n        getattr(self, 'pop')\n"),
-])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        # the same local name, bound to another library function
+        (
+            "from random import choice, shuffle\nclass R:\n    def __call__(self, func, s):\n        choice(s)\n",
+            "from random import choice, shuffle\nclass R:\n    def __call__(self, func, s):\n        shuffle(s)\n",
+        ),
+        # an argument renamed, but a call still passes the old name by keyword (a TypeError)
+        (
+            "def f(x):\n    return x\nclass R:\n    def __call__(self, func, s):\n        f(x=1)\n",
+            "def f(y):\n    return y\nclass R:\n    def __call__(self, func, s):\n        f(x=1)\n",
+        ),
+        # an attribute reached by its name as a string
+        (
+            "class R:\n    def __call__(self, func, s):\n        self.pop = 1\n        getattr(self, 'pop')\n",
+            "class R:\n    def __call__(self, func, s):\n        self.size = 1\n        getattr(self, 'pop')\n",
+        ),
+    ],
+)
 def test_renaming_that_changes_behaviour_is_no_copy(first, second):
     assert Shape.of(first).fingerprint != Shape.of(second).fingerprint
 
@@ -174,13 +197,14 @@ repeats = 1
 [novelty]
 max_similarity = 0.9
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
     evaluated = []
 
     def counting(code, *args):
         evaluated.append(code)
         return fake_evaluate(code, *args)
+
     assert run_campaign(cfg, progress=False, evaluate=counting).state == "finished"
     archive = Archive.open(tmp_path / "run")
     c = {x.id: x for x in archive.candidates()}
@@ -210,6 +234,7 @@ run_dir = "{tmp_path / 'run'}"
 
 def test_report_shows_diversity(tmp_path):
     from run_fixture import build_run
+
     from generator.review.lineage import Lineage
     from generator.review.report import build_report, report_data
 
@@ -223,8 +248,26 @@ def test_report_shows_diversity(tmp_path):
     assert 'id="diversity"' in html and "Diversity of the code" in html
     from generator.review.plots import diversity
 
-    rows = [{"generation": 0, "candidates": 4, "duplicates": 0, "reasked": 0, "novelty": 0.4, "distinct": 4, "diversity": 0.5},
-            {"generation": 1, "candidates": 6, "duplicates": 2, "reasked": 1, "novelty": 0.2, "distinct": 7, "diversity": 0.45}]
+    rows = [
+        {
+            "generation": 0,
+            "candidates": 4,
+            "duplicates": 0,
+            "reasked": 0,
+            "novelty": 0.4,
+            "distinct": 4,
+            "diversity": 0.5,
+        },
+        {
+            "generation": 1,
+            "candidates": 6,
+            "duplicates": 2,
+            "reasked": 1,
+            "novelty": 0.2,
+            "distinct": 7,
+            "diversity": 0.45,
+        },
+    ]
     png = diversity(rows, tmp_path / "report-diversity.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -244,12 +287,14 @@ def test_synthesizer_asked_again_avoids_the_structure_it_nearly_copied():
             prompt += "## Near-copy of c0001\nYour previous answer was 98% similar to c0001.\n\n"
         reply = synthesize(prompt + "## Instruction (operator: refine)\nImprove it.", seed=seed)
         return read_composition(extract_reply(reply).code).normalised().key()
+
     assert sum(structure(False, s) == key for s in range(30)) >= 3
     assert sum(structure(True, s) == key for s in range(30)) == 0
 
 
 def test_a_reply_that_overtakes_an_earlier_one_is_evaluated_at_once_and_still_checked_in_order(
-        tmp_path, hub_dir, monkeypatch):
+    tmp_path, hub_dir, monkeypatch
+):
     """c0001's reply is slow. c0002 (another algorithm) is evaluated before c0001's reply is in; c0003
     (c0001 renamed) may be evaluated early too, but the check in plan order finds that it copies c0001:
     a duplicate with c0001's score, whatever its own evaluation said."""
@@ -266,6 +311,7 @@ def test_a_reply_that_overtakes_an_earlier_one_is_evaluated_at_once_and_still_ch
     def timed(code, *args):
         events.append(("eval", code, time.monotonic()))
         return fake_evaluate(code, *args)
+
     with FakeLLMServer(slow_first) as srv:
         cfg = tmp_path / "c.toml"
         cfg.write_text(f'''[llm]
@@ -281,7 +327,7 @@ train = ["hub:convolution_milo/A100"]
 [evaluation]
 repeats = 1
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
         assert run_campaign(cfg, progress=False, evaluate=timed).state == "finished"
     c = {x.id: x for x in Archive.open(tmp_path / "run").candidates()}
@@ -307,6 +353,7 @@ def test_a_near_copy_that_overtakes_an_earlier_reply_is_asked_again_at_once(tmp_
         time.sleep(1.5 if n == 2 else 0.0)
         served[(n, again)] = time.monotonic()
         return _fence(THIRD if again else {1: A, 2: OTHER, 3: TWEAKED}[n], f"Reply{n}{'again' if again else ''}")
+
     with FakeLLMServer(answers) as srv:
         cfg = tmp_path / "c.toml"
         cfg.write_text(f'''[llm]
@@ -330,7 +377,7 @@ repeats = 1
 [novelty]
 max_similarity = 0.9
 [output]
-run_dir = "{tmp_path / 'run'}"
+run_dir = "{tmp_path / "run"}"
 ''')
         assert run_campaign(cfg, progress=False, evaluate=fake_evaluate).state == "finished"
     assert served[(3, True)] < served[(2, False)]  # asked again before the earlier sibling's reply came
@@ -345,15 +392,26 @@ def _algorithms() -> list:
     """Candidates of three generations: distinct algorithms, a copy, code that does not parse."""
     from types import SimpleNamespace
 
-    bodies = ["for c in s.get_random_sample(10):\n            f(c)",
-              "x = s.get_random_sample(1)[0]\n        while True:\n            x = min(s.get_neighbors(x), key=f)",
-              "pop = s.get_random_sample(8)\n        for _ in range(9):\n            pop = sorted(pop, key=f)[:4] * 2",
-              "best = None\n        for c in s.get_random_sample(30):\n            if best is None or f(c) < f(best):\n"
-              "                best = c",
-              "def (:", "for i, c in enumerate(s.get_random_sample(5)):\n            f(c) if i % 2 else None"]
+    bodies = [
+        "for c in s.get_random_sample(10):\n            f(c)",
+        "x = s.get_random_sample(1)[0]\n        while True:\n            x = min(s.get_neighbors(x), key=f)",
+        "pop = s.get_random_sample(8)\n        for _ in range(9):\n            pop = sorted(pop, key=f)[:4] * 2",
+        "best = None\n        for c in s.get_random_sample(30):\n            if best is None or f(c) < f(best):\n"
+        "                best = c",
+        "def (:",
+        "for i, c in enumerate(s.get_random_sample(5)):\n            f(c) if i % 2 else None",
+    ]
     codes = [f"class A{i}:\n    def __call__(self, f, s):\n        {b}\n" for i, b in enumerate(bodies)]
-    cands = [SimpleNamespace(id=f"c{i + 1:04d}", generation=i // 2, duplicate_of="c0001" if i == 6 else None,
-                             novelty=None, code=codes[i % len(codes)]) for i in range(7)]
+    cands = [
+        SimpleNamespace(
+            id=f"c{i + 1:04d}",
+            generation=i // 2,
+            duplicate_of="c0001" if i == 6 else None,
+            novelty=None,
+            code=codes[i % len(codes)],
+        )
+        for i in range(7)
+    ]
     return cands
 
 
@@ -368,6 +426,7 @@ def test_diversity_is_computed_once_per_candidate_and_kept_in_the_run(tmp_path):
     def code_of(c):
         read.append(c.id)
         return c.code
+
     assert run_diversity(tmp_path, cands[:4], code_of) == diversity_by_generation(cands[:4], lambda c: c.code)
     assert (tmp_path / FILE).exists()
     read.clear()
@@ -384,6 +443,7 @@ def test_diversity_is_computed_once_per_candidate_and_kept_in_the_run(tmp_path):
 
 def test_status_of_an_old_run_keeps_its_diversity_and_does_not_parse_again(tmp_path, monkeypatch):
     from run_fixture import build_run
+
     from generator.campaign.diversity import FILE
 
     run = build_run(tmp_path)  # a run directory made before diversity.json existed
@@ -392,5 +452,6 @@ def test_status_of_an_old_run_keeps_its_diversity_and_does_not_parse_again(tmp_p
 
     def no_parse(cls, code):
         raise AssertionError("status parsed a candidate again")
+
     monkeypatch.setattr(Shape, "of", classmethod(no_parse))
     assert format_status(run) == first

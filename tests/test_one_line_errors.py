@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, ROOT, SAMPLER_SOURCE, reply_for, tunesmith, wait_for_lines, write_campaign
-from generator.cli import main
 from run_fixture import build_run
+
+from generator.cli import main
 
 
 def one_line(err: str) -> str:
@@ -48,16 +48,24 @@ def read_only(path: Path, *command: str) -> subprocess.CompletedProcess:
     """`tunesmith COMMAND` with `path` mounted read-only (a user and mount namespace: works for root too)."""
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1) to mount a folder read-only")
-    script = (f'mount --bind "{path}" "{path}" && mount -o remount,bind,ro "{path}" && '
-              f'exec "{sys.executable}" -m generator.cli "$@"')
-    done = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", *command], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    script = (
+        f'mount --bind "{path}" "{path}" && mount -o remount,bind,ro "{path}" && '
+        f'exec "{sys.executable}" -m generator.cli "$@"'
+    )
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", *command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
     if "mount:" in done.stderr or "unshare:" in done.stderr:
         pytest.skip(f"no read-only mount here: {done.stderr.strip()}")
     return done
 
 
 # -- report and export ----------------------------------------------------------------------------
+
 
 def test_report_on_a_read_only_run_says_to_write_it_elsewhere(run):
     done = read_only(run, "report", str(run))
@@ -69,13 +77,17 @@ def test_report_on_a_read_only_run_says_to_write_it_elsewhere(run):
 @pytest.mark.parametrize("where", ["folder", "under a file", "unwritable"])
 def test_report_to_a_place_that_cannot_take_it_is_one_line(run, tmp_path, unwritable, capsys, where):
     (tmp_path / "afile").write_text("x")
-    target = {"folder": tmp_path, "under a file": tmp_path / "afile" / "r.html",
-              "unwritable": unwritable / "r.html"}[where]
+    target = {"folder": tmp_path, "under a file": tmp_path / "afile" / "r.html", "unwritable": unwritable / "r.html"}[
+        where
+    ]
     before = sorted(p for p in tmp_path.rglob("*"))
     assert main(["report", str(run), "-o", str(target)]) == 2
     line = one_line(capsys.readouterr().err)
-    said = {"folder": f"{tmp_path} is a folder", "under a file": f"{tmp_path / 'afile'} is a file, not a folder",
-            "unwritable": f"{unwritable} is not writable"}[where]
+    said = {
+        "folder": f"{tmp_path} is a folder",
+        "under a file": f"{tmp_path / 'afile'} is a file, not a folder",
+        "unwritable": f"{unwritable} is not writable",
+    }[where]
     assert said in line and "give -o a file where you may write" in line, line
     assert sorted(p for p in tmp_path.rglob("*")) == before  # no figures drawn, nothing half-written
 
@@ -98,6 +110,7 @@ def test_export_out_to_a_read_only_mount_is_one_line(run, tmp_path):
 
 # -- a reader that stops early ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("command", ["status", "stats"])
 def test_a_reader_that_stops_early_is_no_traceback(run, command, hub_dir):
     args = [str(run)] if command == "status" else ["problem:gemm/H200"]
@@ -110,18 +123,37 @@ def test_a_reader_that_stops_early_is_no_traceback(run, command, hub_dir):
 
 # -- Ctrl-C -------------------------------------------------------------------------------------------
 
+
 def test_ctrl_c_during_hpo_says_how_to_continue_and_the_command_does(tmp_path, hub_dir):
     from generator.archive import Archive, Candidate
 
     tasks = {"hub": str(hub_dir), "train": ["hub:convolution_milo/A100"], "test": []}
-    archive = Archive.create(tmp_path / "run", {"name": "hpo-ctrl-c", "tasks": tasks,
-                                                  "evaluation": {"timeout": 60, "workers": 1}})
-    archive.append_candidate(Candidate(id="c0001", generation=0, operator="new",
-                                       code_path=archive.write_code("c0001", SAMPLER_SOURCE),
-                                       fitness={"score": 0.3, "per_task": {}}))
+    archive = Archive.create(
+        tmp_path / "run", {"name": "hpo-ctrl-c", "tasks": tasks, "evaluation": {"timeout": 60, "workers": 1}}
+    )
+    archive.append_candidate(
+        Candidate(
+            id="c0001",
+            generation=0,
+            operator="new",
+            code_path=archive.write_code("c0001", SAMPLER_SOURCE),
+            fitness={"score": 0.3, "per_task": {}},
+        )
+    )
     journal = tmp_path / "hpo.journal"
-    command = ["hpo", str(archive.run_dir), "--storage", f"journal:{journal}", "--trials", "3", "--repeats", "2",
-               "--report-repeats", "1", "--quiet"]
+    command = [
+        "hpo",
+        str(archive.run_dir),
+        "--storage",
+        f"journal:{journal}",
+        "--trials",
+        "3",
+        "--repeats",
+        "2",
+        "--report-repeats",
+        "1",
+        "--quiet",
+    ]
     proc = tunesmith(*command)
     deadline = time.monotonic() + 120
     while not (journal.exists() and journal.stat().st_size):  # the study exists: trials are running

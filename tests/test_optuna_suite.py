@@ -13,8 +13,7 @@ import importlib
 
 import optuna
 import pytest
-from optuna.testing.pytest_samplers import (BasicSamplerTestCase, RelativeSamplerTestCase,
-                                            SingleOnlySamplerTestCase)
+from optuna.testing.pytest_samplers import BasicSamplerTestCase, RelativeSamplerTestCase, SingleOnlySamplerTestCase
 
 import generated_algorithms
 from generator.export.adapters import GeneratedSampler
@@ -22,8 +21,9 @@ from generator.export.adapters import GeneratedSampler
 # Optuna's warnings are errors here (issue 40, item 16): a deprecation or an experimental API the sampler uses
 # fails these tests instead of scrolling by. (Optuna's own suite still silences the ExperimentalWarning of its
 # PartialFixedSampler, which it tests on purpose.)
-pytestmark = pytest.mark.filterwarnings("error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning",
-                                        "error::DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "error::optuna.exceptions.ExperimentalWarning", "error::FutureWarning", "error::DeprecationWarning"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -31,8 +31,7 @@ def _quiet():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-class TestGeneratedSamplerAgainstOptunasSuite(BasicSamplerTestCase, RelativeSamplerTestCase,
-                                              SingleOnlySamplerTestCase):
+class TestGeneratedSamplerAgainstOptunasSuite(BasicSamplerTestCase, RelativeSamplerTestCase, SingleOnlySamplerTestCase):
     @pytest.fixture(params=generated_algorithms.available())
     def sampler(self, request):
         optimizer = importlib.import_module(f"generated_algorithms.{request.param}").OPTIMIZER

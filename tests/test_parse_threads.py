@@ -12,7 +12,7 @@ import threading
 from generator.sandbox.checks import check_source
 
 SOURCE = (__import__("pathlib").Path(__file__).resolve().parents[1] / "generator" / "sandbox" / "checks.py").read_text()
-CANDIDATE = '''
+CANDIDATE = """
 class RandomSearch:
     hyperparameters = {"n": {"type": "int", "low": 1, "high": 8, "default": 2}}
 
@@ -22,7 +22,7 @@ class RandomSearch:
     def __call__(self, func, searchspace):
         for cfg in searchspace.get_random_sample(10):
             func(cfg)
-'''
+"""
 
 
 class _Finalized:
@@ -78,8 +78,11 @@ def test_generator_parse_survives_many_threads():
 
 def test_candidate_checks_survive_many_threads():
     """What a Dask worker with several threads does: check candidates at the same time."""
-    big = CANDIDATE + "\n".join(f"\n\ndef helper_{i}(x):\n    return [[x * {i} + j for j in range(3)] "
-                                 f"for _ in range(2)] if x else {{'a': (x, {i})}}" for i in range(40))
+    big = CANDIDATE + "\n".join(
+        f"\n\ndef helper_{i}(x):\n    return [[x * {i} + j for j in range(3)] "
+        f"for _ in range(2)] if x else {{'a': (x, {i})}}"
+        for i in range(40)
+    )
     assert check_source(big) is None  # a valid candidate, checked alone
     results: list = []
     errors = _hammer(lambda: results.append(check_source(big)), rounds=30)
@@ -157,8 +160,11 @@ def test_isolated_parse_reports_bad_source_as_ast_parse_does(monkeypatch):
     from generator import parsing
 
     monkeypatch.setattr(parsing, "_ISOLATED", True)
-    for bad, error in (("def f(:\n", SyntaxError), ("x = 1\0", (SyntaxError, ValueError)),
-                       ("(" * 300 + ")" * 300, (SyntaxError, RecursionError, MemoryError))):
+    for bad, error in (
+        ("def f(:\n", SyntaxError),
+        ("x = 1\0", (SyntaxError, ValueError)),
+        ("(" * 300 + ")" * 300, (SyntaxError, RecursionError, MemoryError)),
+    ):
         try:
             parsing.parse(bad)
         except error:

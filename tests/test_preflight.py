@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.archive import Archive
 from generator.cli import main
 from generator.scoring.fitness import Fitness, TaskFitness
 
@@ -18,8 +17,15 @@ def fake_evaluate(code, tasks, repeats, seed, timeout, workers):
     return Fitness(s, {t.name: TaskFitness(s, 0.0, 50.0) for t in tasks}, 0.01)
 
 
-def write(path: Path, run: Path, model: str = "synth/components", train=("problem:gemm/H200",),
-          test=("problem:conv2d/H200",), budget: int = 2, extra: str = "") -> Path:
+def write(
+    path: Path,
+    run: Path,
+    model: str = "synth/components",
+    train=("problem:gemm/H200",),
+    test=("problem:conv2d/H200",),
+    budget: int = 2,
+    extra: str = "",
+) -> Path:
     """A small campaign on shipped problems (no hub needed), offline synthesizer."""
     quoted = lambda entries: ", ".join(f'"{e}"' for e in entries)  # noqa: E731
     path.write_text(f'''[llm]
@@ -53,12 +59,16 @@ def hub(monkeypatch, hub_dir):
 
 # -- item 8: every task entry, train and test, before anything is written -------------------------
 
-@pytest.mark.parametrize("key,entries,named", [
-    ("test", ["problem:conv2d/H100"], "tasks.test[0] = 'problem:conv2d/H100': "),
-    ("test", ["problem:conv2d/H200", "hub:convolution_milo/A999"], "tasks.test[1] = 'hub:convolution_milo/A999': "),
-    ("test", ["problem:nosuch"], "tasks.test[0] = 'problem:nosuch': "),
-    ("train", ["problem:gemm/H200", "problem:nosuch"], "tasks.train[1] = 'problem:nosuch': "),
-])
+
+@pytest.mark.parametrize(
+    "key,entries,named",
+    [
+        ("test", ["problem:conv2d/H100"], "tasks.test[0] = 'problem:conv2d/H100': "),
+        ("test", ["problem:conv2d/H200", "hub:convolution_milo/A999"], "tasks.test[1] = 'hub:convolution_milo/A999': "),
+        ("test", ["problem:nosuch"], "tasks.test[0] = 'problem:nosuch': "),
+        ("train", ["problem:gemm/H200", "problem:nosuch"], "tasks.train[1] = 'problem:nosuch': "),
+    ],
+)
 def test_a_bad_task_entry_is_named_before_anything_is_written(hub, tmp_path, capsys, key, entries, named):
     run = tmp_path / "run"
     cfg = write(tmp_path / "c.toml", run, **{key: entries})
@@ -69,6 +79,7 @@ def test_a_bad_task_entry_is_named_before_anything_is_written(hub, tmp_path, cap
 
 
 # -- item 9: the model ----------------------------------------------------------------------------
+
 
 def test_a_typo_in_the_model_is_named_and_the_fixed_command_runs(tmp_path, capsys, monkeypatch):
     run = tmp_path / "run"
@@ -83,12 +94,16 @@ def test_a_typo_in_the_model_is_named_and_the_fixed_command_runs(tmp_path, capsy
     assert run_campaign(cfg, progress=False, evaluate=fake_evaluate).state == "finished"
 
 
-@pytest.mark.parametrize("model,said", [
-    ("local/qwen2.5-coder-0.5b", "is not installed"),
-    ("local/no-such-model", "unknown local model"),
-])
-def test_a_local_model_that_is_not_installed_is_named_before_anything_is_written(tmp_path, capsys, monkeypatch,
-                                                                                  model, said):
+@pytest.mark.parametrize(
+    "model,said",
+    [
+        ("local/qwen2.5-coder-0.5b", "is not installed"),
+        ("local/no-such-model", "unknown local model"),
+    ],
+)
+def test_a_local_model_that_is_not_installed_is_named_before_anything_is_written(
+    tmp_path, capsys, monkeypatch, model, said
+):
     monkeypatch.setenv("TUNESMITH_MODEL_DIR", str(tmp_path / "no-models"))
     run = tmp_path / "run"
     assert main(["run", str(write(tmp_path / "c.toml", run, model=model)), "--no-progress"]) == 2
@@ -99,12 +114,16 @@ def test_a_local_model_that_is_not_installed_is_named_before_anything_is_written
 
 # -- item 11: the [hpo] storage -------------------------------------------------------------------
 
-@pytest.mark.parametrize("storage,said", [
-    ("sqlite:////no/such/folder/hpo.db", "folder /no/such/folder does not exist"),
-    ("journal:/no/such/folder/hpo.log", "folder /no/such/folder does not exist"),
-    ("not-a-url", "is not a storage URL"),
-    ("nosuchdb://host/db", "not usable"),
-])
+
+@pytest.mark.parametrize(
+    "storage,said",
+    [
+        ("sqlite:////no/such/folder/hpo.db", "folder /no/such/folder does not exist"),
+        ("journal:/no/such/folder/hpo.log", "folder /no/such/folder does not exist"),
+        ("not-a-url", "is not a storage URL"),
+        ("nosuchdb://host/db", "not usable"),
+    ],
+)
 @pytest.mark.parametrize("enabled", ["true", "false"])  # disabled: `tunesmith hpo` uses it after the campaign
 def test_an_unusable_hpo_storage_is_found_before_the_campaign_starts(tmp_path, capsys, storage, said, enabled):
     run = tmp_path / "run"
@@ -124,8 +143,11 @@ def test_storage_messages_name_where_the_url_came_from(tmp_path):
     assert from_config.storage_origin.startswith("[hpo] storage") and from_flag.storage_origin == "--storage"
     with pytest.raises(HpoError, match=r"^--storage journal:.*is a folder; name a file in it"):
         check_storage(from_flag.storage, from_flag.storage_origin)
-    with pytest.raises(HpoError, match=r"^--storage postgresql://u@127.0.0.1:1/db: (its database driver is not "
-                                       r"installed|cannot connect)"):  # no driver here, or no server there
+    with pytest.raises(
+        HpoError,
+        match=r"^--storage postgresql://u@127.0.0.1:1/db: (its database driver is not "
+        r"installed|cannot connect)",
+    ):  # no driver here, or no server there
         check_storage("postgresql://u@127.0.0.1:1/db", "--storage")
     check_storage(f"sqlite:///{tmp_path / 'hpo.db'}", "--storage")  # usable: nothing raised, nothing written
     check_storage(None, "--storage")
@@ -133,6 +155,7 @@ def test_storage_messages_name_where_the_url_came_from(tmp_path):
 
 
 # -- item 13: --budget ----------------------------------------------------------------------------
+
 
 @pytest.fixture()
 def finished_run(tmp_path):
@@ -186,6 +209,7 @@ def test_a_budget_lowered_in_the_campaign_file_below_the_candidates_made_is_refu
 
 
 # -- item 14: a task that fails to load leaves no run directory -----------------------------------
+
 
 def test_a_task_that_fails_to_load_leaves_no_run_directory(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(tmp_path / "no-hub-here"))

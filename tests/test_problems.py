@@ -8,22 +8,34 @@ import numpy as np
 import pytest
 
 from generator.errors import TunesmithError
-from generator.tasks.problems import load_problem, load_problem_tasks
-from generator.tasks.cache import valid_index_matrix
-from generator.tasks.entries import load_entry, load_tasks
 from generator.scoring.degenerate import degenerate_reason
 from generator.scoring.statistics import space_statistics
+from generator.tasks.cache import valid_index_matrix
+from generator.tasks.entries import load_entry, load_tasks
+from generator.tasks.problems import load_problem, load_problem_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
 CUDA_PROBLEMS = {"gemm": 2406, "conv2d": 1672, "hotspot": 1196, "dedisp": 1764}  # valid configurations
 # Spaces measured on an H100 for training (issue 29): valid configurations, optimum and median (ms),
 # as problems/README.md and the README's "Problems and live tuning" table give them.
-TRAINING_SPACES = {"transpose": (288, 0.2010, 0.4149), "reduction": (306, 0.09341, 0.1436),
-                   "nbody": (1988, 0.2172, 2.0972), "stencil3d": (3096, 0.06252, 0.07972)}
+TRAINING_SPACES = {
+    "transpose": (288, 0.2010, 0.4149),
+    "reduction": (306, 0.09341, 0.1436),
+    "nbody": (1988, 0.2172, 2.0972),
+    "stencil3d": (3096, 0.06252, 0.07972),
+}
 # New kernel families for training data (issue 38): configurations after the restrictions.
-NEW_SPACES = {"softmax": 212, "layernorm": 72, "scan": 324, "fwht": 408,
-              "spmv": 288, "batched_gemm": 772, "attention": 144, "bitonic_sort": 92}
+NEW_SPACES = {
+    "softmax": 212,
+    "layernorm": 72,
+    "scan": 324,
+    "fwht": 408,
+    "spmv": 288,
+    "batched_gemm": 772,
+    "attention": 144,
+    "bitonic_sort": 92,
+}
 
 
 @pytest.mark.parametrize("name", sorted(CUDA_PROBLEMS))
@@ -102,7 +114,10 @@ def test_new_space_has_its_stated_size_and_a_reference_for_every_output(name):
 
     problem = load_problem(PROBLEMS / name / "problem.toml")
     assert len(Searchspace(problem.tune_params, list(problem.restrictions), 1024).list) == NEW_SPACES[name]
-    assert f"{NEW_SPACES[name]} configurations" in problem.path.read_text().splitlines()[0] + problem.path.read_text().splitlines()[1]
+    assert (
+        f"{NEW_SPACES[name]} configurations"
+        in problem.path.read_text().splitlines()[0] + problem.path.read_text().splitlines()[1]
+    )
     arguments = problem.make_arguments()
     answer = problem.answer(arguments)
     outputs = [(a, x) for a, x in zip(arguments, answer) if x is not None]
@@ -136,11 +151,11 @@ def _tiny_spec(tmp_path: Path, extra: str = "", reference: str = "reference:matm
 
 
 def test_reference_param_gives_a_tunable_answer(tmp_path):
-    (tmp_path / "ref2.py").write_text("import numpy as np\n"
-                                      "def f(args, params):\n"
-                                      "    return {'C': np.full((96, 96), params['tile_i'], np.float32)}\n")
+    (tmp_path / "ref2.py").write_text(
+        "import numpy as np\ndef f(args, params):\n    return {'C': np.full((96, 96), params['tile_i'], np.float32)}\n"
+    )
     spec = _tiny_spec(tmp_path, reference="ref2:f")
-    spec.write_text(spec.read_text().replace('seed = 5', 'seed = 5\nreference_param = "tile_i"'))
+    spec.write_text(spec.read_text().replace("seed = 5", 'seed = 5\nreference_param = "tile_i"'))
     problem = load_problem(spec)
     answer = problem.answer(problem.make_arguments())
     assert answer.param_key == "tile_i" and sorted(answer) == [8, 16, 32]
@@ -148,11 +163,13 @@ def test_reference_param_gives_a_tunable_answer(tmp_path):
 
 
 def test_generator_builds_the_arguments_fills_cannot(tmp_path):
-    (tmp_path / "gen.py").write_text("import numpy as np\n"
-                                     "def make(args, rng):\n"
-                                     "    return {'A': np.tile(rng.permutation(96).astype(np.float32), (96, 1))}\n")
+    (tmp_path / "gen.py").write_text(
+        "import numpy as np\n"
+        "def make(args, rng):\n"
+        "    return {'A': np.tile(rng.permutation(96).astype(np.float32), (96, 1))}\n"
+    )
     spec = _tiny_spec(tmp_path)
-    spec.write_text(spec.read_text().replace('seed = 5', 'seed = 5\ngenerator = "gen:make"'))
+    spec.write_text(spec.read_text().replace("seed = 5", 'seed = 5\ngenerator = "gen:make"'))
     problem = load_problem(spec)
     a, b = problem.make_arguments(), problem.make_arguments()
     assert sorted(a[1][0]) == list(range(96)) and np.array_equal(a[1], b[1])  # built, and seeded
@@ -175,15 +192,18 @@ def test_spmv_rows_are_irregular_and_the_reference_sums_them():
         assert y[row] == float(np.dot(args["vals"][k], args["x"][args["col_idx"][k]]))
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda t: t.replace('kernel_name = "matmul_c"\n', ''), "missing key 'kernel_name'"),
-    (lambda t: t.replace('lang = "C"', 'lang = "OpenCL"'), "lang 'OpenCL' is not supported"),
-    (lambda t: t + '\nrestrictions = ["tile_i > 0"]\n', "inside [tune_params]"),
-    (lambda t: t.replace('seed = 5', 'seed = 5\ncolour = "red"'), "unknown keys ['colour']"),
-    (lambda t: t.replace('kernel_file = "matmul.cpp"', 'kernel_file = "nope.cpp"'), "does not exist"),
-    (lambda t: t.replace('dtype = "float32"', 'dtype = "floaty"', 1), "not a numpy dtype"),
-    (lambda t: t + "\n[[arguments]]\nname = 'x'\ndtype = 'int32'\n", "without 'value'"),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda t: t.replace('kernel_name = "matmul_c"\n', ""), "missing key 'kernel_name'"),
+        (lambda t: t.replace('lang = "C"', 'lang = "OpenCL"'), "lang 'OpenCL' is not supported"),
+        (lambda t: t + '\nrestrictions = ["tile_i > 0"]\n', "inside [tune_params]"),
+        (lambda t: t.replace("seed = 5", 'seed = 5\ncolour = "red"'), "unknown keys ['colour']"),
+        (lambda t: t.replace('kernel_file = "matmul.cpp"', 'kernel_file = "nope.cpp"'), "does not exist"),
+        (lambda t: t.replace('dtype = "float32"', 'dtype = "floaty"', 1), "not a numpy dtype"),
+        (lambda t: t + "\n[[arguments]]\nname = 'x'\ndtype = 'int32'\n", "without 'value'"),
+    ],
+)
 def test_spec_errors_name_the_file_and_the_fix(tmp_path, edit, words):
     spec = _tiny_spec(tmp_path)
     spec.write_text(edit(spec.read_text()))
@@ -207,16 +227,27 @@ def test_cuda_kernel_compiles_at_a_corner_of_its_space(tmp_path, name):
     row = valid[np.lexsort(valid.T[::-1])[-1]]
     config = {k: problem.tune_params[k][i] for k, i in zip(problem.tune_params, row)}
     defines = [f"-D{k}={v}" for k, v in {**problem.defines, **config}.items()]
-    out = subprocess.run(["nvcc", "-arch=sm_90", "-c", str(problem.kernel_file), "-o", str(tmp_path / "k.o"),
-                          *defines], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        ["nvcc", "-arch=sm_90", "-c", str(problem.kernel_file), "-o", str(tmp_path / "k.o"), *defines],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
 
 
 def test_build_script_keeps_a_carried_pythonpath(tmp_path):
     """The GPU image lacks pydantic: carried wheels installed under a PYTHONPATH must stay importable."""
-    line = next(l for l in (PROBLEMS / "build_caches.sh").read_text().splitlines() if l.startswith("export PYTHONPATH"))
-    out = subprocess.run(["bash", "-c", f"{line}; echo $PYTHONPATH"], capture_output=True, text=True, cwd=tmp_path,
-                         env={"PYTHONPATH": "/tmp/site", "PATH": "/usr/bin:/bin"})
+    line = next(
+        ln for ln in (PROBLEMS / "build_caches.sh").read_text().splitlines() if ln.startswith("export PYTHONPATH")
+    )
+    out = subprocess.run(
+        ["bash", "-c", f"{line}; echo $PYTHONPATH"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": "/tmp/site", "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.split() == [f"{tmp_path}:/tmp/site"]
 
 

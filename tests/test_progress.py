@@ -8,10 +8,10 @@ import io
 import sys
 
 import pytest
+from campaign_fakes import fake_evaluate
 
 from generator.campaign.loop import resume, run_campaign
 from generator.campaign.progress import CampaignProgress
-from test_campaign import fake_evaluate
 
 
 class _Terminal(io.StringIO):
@@ -51,6 +51,7 @@ def test_resumed_bar_starts_at_the_recorded_candidates_after_the_continuing_line
         bars.append(terminal.getvalue())  # what was written before the bars were drawn
         real(self, enabled, budget, recorded)
         bars.append(self)
+
     monkeypatch.setattr(CampaignProgress, "__init__", watched)
     resume(run, budget=6, progress=True, evaluate=fake_evaluate)
     before, progress = bars
@@ -77,11 +78,17 @@ def test_bars_only_on_a_terminal(monkeypatch):
     assert terminal.getvalue() == ""
 
 
-@pytest.mark.parametrize("label, shown", [
-    ("generated_algorithms/lcb_wide_switching_nearest.py", "lcb_wide_switching_nearest.py"),
-    ("kernel_tuner:simulated_annealing", "kernel_tuner:simulated_annealing"),
-    ("/a/very/long/path/to/screened_memetic_late_acceptance_with_restarts.py", "screened_memetic_late_acceptance_with_r…"),
-])
+@pytest.mark.parametrize(
+    "label, shown",
+    [
+        ("generated_algorithms/lcb_wide_switching_nearest.py", "lcb_wide_switching_nearest.py"),
+        ("kernel_tuner:simulated_annealing", "kernel_tuner:simulated_annealing"),
+        (
+            "/a/very/long/path/to/screened_memetic_late_acceptance_with_restarts.py",
+            "screened_memetic_late_acceptance_with_r…",
+        ),
+    ],
+)
 def test_bench_bar_shows_the_start_of_a_strategy_name(label, shown):
     from generator.bench.bench import bar_label
 

@@ -9,7 +9,7 @@ from generator.config import PromptsConfig
 from generator.llm.prompts import ParentView, PromptBuilder, extract_reply, normalise_code
 from generator.tasks.cache import AnswerKey, Objective, SpaceSpec, Task
 
-CLASS = '''class Walk:
+CLASS = """class Walk:
     hyperparameters = {}
 
     def __init__(self, budget=5000):
@@ -17,7 +17,7 @@ CLASS = '''class Walk:
 
     def __call__(self, func, searchspace):
         for c in searchspace.get_random_sample(5):
-            func(c)'''
+            func(c)"""
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +27,13 @@ def tiny_task():
     valid = np.array([(i, j) for i in range(3) for j in range(3) if (i, j) != (2, 2)], dtype=np.int32)
     values = np.array([9.0, 8, 7, 6, 5, 4, 3, np.nan])
     key = AnswerKey(values, np.isnan(values), np.full(8, 0.5))
-    return Task("tiny/GPU", SpaceSpec(params, ("x*y<16",), valid), key, Objective(),
-                {"kernel_name": "tiny_kernel", "device_name": "GPU", "application": {"Language": "CUDA"}})
+    return Task(
+        "tiny/GPU",
+        SpaceSpec(params, ("x*y<16",), valid),
+        key,
+        Objective(),
+        {"kernel_name": "tiny_kernel", "device_name": "GPU", "application": {"Language": "CUDA"}},
+    )
 
 
 def test_headings_follow_the_contract(tiny_task):
@@ -38,8 +43,13 @@ def test_headings_follow_the_contract(tiny_task):
     assert system["role"] == "system" and user["role"] == "user"
     text = user["content"]
     heads = re.findall(r"^## .*$", text, re.M)
-    assert heads == ["## Task", "## Search-space statistics", "## Interface",
-                     "## Parent 1 (id: c0003, score: 0.2500)", "## Instruction (operator: refine)"]
+    assert heads == [
+        "## Task",
+        "## Search-space statistics",
+        "## Interface",
+        "## Parent 1 (id: c0003, score: 0.2500)",
+        "## Instruction (operator: refine)",
+    ]
     assert "- size: 8" in text and "- budget_fevals: 12" in text
     assert "`x*y<16`" in text and "x: [1, 2, 4]" in text and "Language: CUDA" in text
     parent_part = text.split("## Parent 1", 1)[1].split("## Instruction", 1)[0]
@@ -47,11 +57,23 @@ def test_headings_follow_the_contract(tiny_task):
 
 
 def test_fix_and_new_parts(tiny_task):
-    b = PromptBuilder([tiny_task], PromptsConfig(include_statistics=False, include_application_info=False),
-                      statistics={"tiny/GPU": {}})
+    b = PromptBuilder(
+        [tiny_task],
+        PromptsConfig(include_statistics=False, include_application_info=False),
+        statistics={"tiny/GPU": {}},
+    )
     failed = ParentView("c0002", None, CLASS, "broken", {})
-    text = b.messages("fix", parents=[failed], error={"kind": "exception", "message": "ZeroDivisionError: x",
-                                                      "line": "a = 1 / 0", "lineno": 7, "traceback": "Traceback..."})[1]["content"]
+    text = b.messages(
+        "fix",
+        parents=[failed],
+        error={
+            "kind": "exception",
+            "message": "ZeroDivisionError: x",
+            "line": "a = 1 / 0",
+            "lineno": 7,
+            "traceback": "Traceback...",
+        },
+    )[1]["content"]
     assert "## Parent 1 (id: c0002, score: failed)" in text
     assert "## Error feedback\n- kind: exception\n- message: ZeroDivisionError: x\n- line: 7: a = 1 / 0" in text
     assert "## Search-space statistics" not in text and "Language: CUDA" not in text
@@ -74,14 +96,20 @@ def test_template_dir_overrides_one_part(tiny_task, tmp_path):
     assert b.messages("new")[1]["content"].rstrip().endswith("Be bold.")
 
 
-@pytest.mark.parametrize("reply, description", [
-    (f"# Walk: random walk\n```python\n{CLASS}\n```\n", "Walk: random walk"),
-    (f"Here is my algorithm.\n\n```python\nimport numpy as np\n```\nAnd the class:\n```python\n{CLASS}\n```\nHope it helps!", "Here is my algorithm."),
-    (f"**Walk**: a walk\n```\n{CLASS}\n```", "Walk: a walk"),
-    (f"{CLASS}\n\nThis algorithm samples randomly.", "Walk"),
-    (f"# Walk: truncated fence\n```python\n{CLASS}\n", "Walk: truncated fence"),
-    (f"```python\n# Walk: from the code comment\n{CLASS}\n```", "Walk: from the code comment"),
-])
+@pytest.mark.parametrize(
+    "reply, description",
+    [
+        (f"# Walk: random walk\n```python\n{CLASS}\n```\n", "Walk: random walk"),
+        (
+            f"Here is my algorithm.\n\n```python\nimport numpy as np\n```\nAnd the class:\n```python\n{CLASS}\n```\nHope it helps!",
+            "Here is my algorithm.",
+        ),
+        (f"**Walk**: a walk\n```\n{CLASS}\n```", "Walk: a walk"),
+        (f"{CLASS}\n\nThis algorithm samples randomly.", "Walk"),
+        (f"# Walk: truncated fence\n```python\n{CLASS}\n", "Walk: truncated fence"),
+        (f"```python\n# Walk: from the code comment\n{CLASS}\n```", "Walk: from the code comment"),
+    ],
+)
 def test_extraction_is_robust(reply, description):
     r = extract_reply(reply)
     assert r.code is not None and "class Walk" in r.code and "def __call__" in r.code
@@ -107,20 +135,31 @@ def test_normalised_code_ignores_comments_docstrings_and_layout():
 
 
 # Shapes of real replies (tests/data/real_replies/ holds real ones; these are minimal synthetic cases).
-@pytest.mark.parametrize("reply, description", [
-    # no opening fence, a closing one, then prose (a local 1.5B model, 2 of 8 campaign replies)
-    (f"import random\n\n{CLASS}\n```\n\nThis algorithm samples 5 configurations.\n", "Walk"),
-    (f"Here is the optimizer:\n{CLASS}\n```\nExplanation:\n1. It samples.\n- It stops.\n", "Here is the optimizer:"),
-    # several blocks: imports, the class, a usage example; the class wins
-    (f"# Walk\n```python\nimport numpy as np\n```\n```py\n{CLASS}\n```\nUsage:\n```python\nw = Walk()\nw(f, s)\n```\n", "Walk"),
-    (f"# Walk\n```python3\n{CLASS}\n```\n", "Walk"),
-    (f"# Walk\r\n```Python\r\n{CLASS}\r\n```\r\nDone.\r\n".replace("\n", "\r\n").replace("\r\r", "\r"), "Walk"),
-    (f"~~~python\n{CLASS}\n~~~\n", "Walk"),
-    # a class wrapped in prose, no fences; prose lines that start like code ("from ...")
-    (f"from my experience random walks do well.\nSure! Here it is:\n\nimport random\n{CLASS}\n\nThis walks.\n",
-     "from my experience random walks do well."),
-    (f"import math\n\nNow the class itself:\n\n{CLASS}\n", "Walk"),
-])
+@pytest.mark.parametrize(
+    "reply, description",
+    [
+        # no opening fence, a closing one, then prose (a local 1.5B model, 2 of 8 campaign replies)
+        (f"import random\n\n{CLASS}\n```\n\nThis algorithm samples 5 configurations.\n", "Walk"),
+        (
+            f"Here is the optimizer:\n{CLASS}\n```\nExplanation:\n1. It samples.\n- It stops.\n",
+            "Here is the optimizer:",
+        ),
+        # several blocks: imports, the class, a usage example; the class wins
+        (
+            f"# Walk\n```python\nimport numpy as np\n```\n```py\n{CLASS}\n```\nUsage:\n```python\nw = Walk()\nw(f, s)\n```\n",
+            "Walk",
+        ),
+        (f"# Walk\n```python3\n{CLASS}\n```\n", "Walk"),
+        (f"# Walk\r\n```Python\r\n{CLASS}\r\n```\r\nDone.\r\n".replace("\n", "\r\n").replace("\r\r", "\r"), "Walk"),
+        (f"~~~python\n{CLASS}\n~~~\n", "Walk"),
+        # a class wrapped in prose, no fences; prose lines that start like code ("from ...")
+        (
+            f"from my experience random walks do well.\nSure! Here it is:\n\nimport random\n{CLASS}\n\nThis walks.\n",
+            "from my experience random walks do well.",
+        ),
+        (f"import math\n\nNow the class itself:\n\n{CLASS}\n", "Walk"),
+    ],
+)
 def test_extraction_survives_real_reply_shapes(reply, description):
     r = extract_reply(reply)
     assert r.code is not None and "class Walk" in r.code and "def __call__" in r.code, r.code
@@ -130,11 +169,14 @@ def test_extraction_survives_real_reply_shapes(reply, description):
     assert r.description == description
 
 
-@pytest.mark.parametrize("reply, finish_reason", [
-    (f"# Walk\n```python\n{CLASS[:150]}", None),  # unclosed block that does not parse
-    (f"Here:\n{CLASS[:160]}", None),  # unfenced, cut mid-statement
-    (f"# Walk\n```python\n{CLASS}", "length"),  # the API said so
-])
+@pytest.mark.parametrize(
+    "reply, finish_reason",
+    [
+        (f"# Walk\n```python\n{CLASS[:150]}", None),  # unclosed block that does not parse
+        (f"Here:\n{CLASS[:160]}", None),  # unfenced, cut mid-statement
+        (f"# Walk\n```python\n{CLASS}", "length"),  # the API said so
+    ],
+)
 def test_truncated_replies_are_flagged(reply, finish_reason):
     r = extract_reply(reply, finish_reason)
     assert r.truncated and r.code.startswith("class Walk")
@@ -147,7 +189,9 @@ def test_diff_prompts_the_full_code_fallback_crossover_and_an_override(tiny_task
         error = {"kind": "exception", "message": "boom"} if op == "fix" else None
         diff = b.messages(op, parents=[parent], error=error, edit="diff")[1]["content"]
         assert f"## Instruction (operator: {op}, answer: diff)" in diff and "<<<<<<< SEARCH" in diff
-        again = b.messages(op, parents=[parent], error=error, edit="diff", edit_error="block 1: not found")[1]["content"]
+        again = b.messages(op, parents=[parent], error=error, edit="diff", edit_error="block 1: not found")[1][
+            "content"
+        ]
         assert "## Diff not applied" in again and "block 1: not found" in again
         assert f"## Instruction (operator: {op})" in again and "<<<<<<< SEARCH" not in again.split("## Instruction")[1]
     assert "answer: diff" not in b.messages("new", edit="diff")[1]["content"]

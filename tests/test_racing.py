@@ -11,10 +11,18 @@ import numpy as np
 import pytest
 
 from generator.archive import Archive
-from test_campaign import make_config, server  # noqa: F401  (fixtures: a campaign against a fake LLM server)
 from generator.scoring.fitness import Fitness, TaskFitness
-from generator.scoring.racing import (Entrant, RaceSettings, merge_fitness, paired_bounds, race_round, repeat_blocks,
-                                      repeat_values, significantly_worse, standard_error)
+from generator.scoring.racing import (
+    Entrant,
+    RaceSettings,
+    merge_fitness,
+    paired_bounds,
+    race_round,
+    repeat_blocks,
+    repeat_values,
+    significantly_worse,
+    standard_error,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_WALK = ROOT / "benchmarks" / "strategies" / "random_walk.py"
@@ -30,6 +38,7 @@ def entrant(cid: str, mean: float, n: int = 3, noise: float = 0.05, common=None)
 
 
 # ------------------------------------------------------------------------- the decision
+
 
 def test_stages_double_up_to_the_cap():
     assert SETTINGS.stages() == [3, 6, 12]
@@ -105,6 +114,7 @@ def test_standard_error_and_merge_keep_every_run():
 
 # ------------------------------------------------------------------------- common random numbers
 
+
 def test_repeat_r_has_the_same_seed_whenever_it_is_run(conv_task):
     """Runs 0..3 at once, or 0..1 first and 2..3 when racing adds them: the same P per repeat."""
     from generator.evaluation.evaluate import evaluate_source
@@ -122,6 +132,7 @@ def test_repeat_r_has_the_same_seed_whenever_it_is_run(conv_task):
 
 # ------------------------------------------------------------------------- the campaign's race
 
+
 def racing_evaluate(code, tasks, repeats, seed, timeout, workers, first_repeat=0, calls=None):
     """A noisy stand-in for the sandbox: P of repeat r = the code's level + a draw shared by every
     candidate at repeat r (common random numbers) + a little noise of its own."""
@@ -136,9 +147,14 @@ def racing_evaluate(code, tasks, repeats, seed, timeout, workers, first_repeat=0
             shared = np.random.default_rng([seed, r]).normal(0, 0.15)
             own = np.random.default_rng([h, r]).normal(0, 0.03)
             per_repeat.append(float(level + shared + own))
-        per_task[t.name] = TaskFitness(float(np.mean(per_repeat)), float(np.std(per_repeat)), 50.0,
-                                       per_repeat=tuple(per_repeat), runs=repeats,
-                                       se=standard_error(per_repeat))
+        per_task[t.name] = TaskFitness(
+            float(np.mean(per_repeat)),
+            float(np.std(per_repeat)),
+            50.0,
+            per_repeat=tuple(per_repeat),
+            runs=repeats,
+            se=standard_error(per_repeat),
+        )
     score = float(np.mean([t.score for t in per_task.values()]))
     se = standard_error(repeat_values({k: v.to_dict() for k, v in per_task.items()}))
     return Fitness(score, per_task, 0.01, None, {"repeats": repeats, "runs": repeats * len(tasks), "se": se})
@@ -155,11 +171,17 @@ def _race_config(make_config, server, name, budget=9, extra=""):
 
 def _field(levels: dict):
     """An extend(code, repeats, first_repeat) whose candidate `code` scores levels[code][r] + repeat r's shared draw."""
+
     def extend(code: str, repeats: int, first_repeat: int) -> Fitness:
-        values = tuple(levels[code][r] + np.random.default_rng([7, r]).normal(0, 0.2)
-                       for r in range(first_repeat, first_repeat + repeats))
-        return Fitness(float(np.mean(values)), {"t": TaskFitness(float(np.mean(values)), 0.0, 10.0,
-                                                                 per_repeat=values, runs=repeats)})
+        values = tuple(
+            levels[code][r] + np.random.default_rng([7, r]).normal(0, 0.2)
+            for r in range(first_repeat, first_repeat + repeats)
+        )
+        return Fitness(
+            float(np.mean(values)),
+            {"t": TaskFitness(float(np.mean(values)), 0.0, 10.0, per_repeat=values, runs=repeats)},
+        )
+
     return extend
 
 
@@ -257,17 +279,25 @@ def test_kill_mid_race_then_resume_continues_the_race_exactly(server, make_confi
     resumed = []
     resume(run, progress=False, evaluate=lambda *a, **k: racing_evaluate(*a, **k, calls=resumed))
     archive = Archive.open(run)
-    assert archive.races()[:total // 2] == recorded  # what was recorded is kept, not run again
-    strip = lambda races: [(r["id"], r["to"], json.dumps(r.get("fitness"), sort_keys=True)) for r in races]  # noqa: E731
+    assert archive.races()[: total // 2] == recorded  # what was recorded is kept, not run again
+
+    def strip(races):
+        return [(r["id"], r["to"], json.dumps(r.get("fitness"), sort_keys=True)) for r in races]
+
     assert strip(archive.races()) == strip(reference.races())
-    digest = lambda a: [(c.id, c.parent_ids, c.score, c.fitness and c.fitness["metadata"].get("repeats"))  # noqa: E731
-                        for c in a.candidates()]
+
+    def digest(a):
+        return [
+            (c.id, c.parent_ids, c.score, c.fitness and c.fitness["metadata"].get("repeats")) for c in a.candidates()
+        ]
+
     assert digest(archive) == digest(reference)
     assert [g["population"] for g in archive.generations()] == [g["population"] for g in reference.generations()]
     assert len([c for c in resumed if c[2] > 0]) == total - total // 2  # only the rest of the race ran
 
 
 # ------------------------------------------------------------------------- HPO trials race too
+
 
 def test_hpo_trials_that_cannot_beat_the_best_are_pruned_early(monkeypatch):
     import types
@@ -284,17 +314,21 @@ def test_hpo_trials_that_cannot_beat_the_best_are_pruned_early(monkeypatch):
         level = params["sample"] / 32  # more samples: better, with a draw shared by every trial per repeat
         per_task = {}
         for t in tasks:
-            values = [level + np.random.default_rng([seed, r]).normal(0, 0.2)  # the draw of repeat r
-                      + np.random.default_rng([params["sample"], r]).normal(0, 0.05)  # the trial's own noise
-                      for r in range(first_repeat, first_repeat + repeats)]
+            values = [
+                level
+                + np.random.default_rng([seed, r]).normal(0, 0.2)  # the draw of repeat r
+                + np.random.default_rng([params["sample"], r]).normal(0, 0.05)  # the trial's own noise
+                for r in range(first_repeat, first_repeat + repeats)
+            ]
             per_task[t.name] = TaskFitness(float(np.mean(values)), 0.0, 10.0, per_repeat=tuple(values), runs=repeats)
         return Fitness(float(np.mean([t.score for t in per_task.values()])), per_task)
 
     monkeypatch.setattr(hpo, "_evaluate", evaluate)
     tasks = [types.SimpleNamespace(name=n) for n in ("a/A100", "b/A100")]
     settings = hpo.HpoSettings(repeats=8, racing=True, min_repeats=2, confidence=0.9)
-    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0),
-                                pruner=RacePruner(0.9))
+    study = optuna.create_study(
+        direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0), pruner=RacePruner(0.9)
+    )
     for sample in (32, 2, 31):  # the best first: the others race against it
         study.enqueue_trial({"sample": sample})
     dists = {"sample": optuna.distributions.IntDistribution(1, 32)}
@@ -375,7 +409,9 @@ def test_replay_reproduces_the_race(server, make_config):
     assert len(server.requests) == asked  # the LLM was not asked again
     first, again = Archive.open(original.parent / "original"), Archive.open(replay.parent / "replayed")
     assert first.races() and again.races() == first.races()
-    assert [(c.id, c.score, c.runs) for c in again.candidates()] == [(c.id, c.score, c.runs) for c in first.candidates()]
+    assert [(c.id, c.score, c.runs) for c in again.candidates()] == [
+        (c.id, c.score, c.runs) for c in first.candidates()
+    ]
 
 
 def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_config):
@@ -398,8 +434,13 @@ def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_c
     cfg = config("killed")
     run = cfg.parent / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator.cli", "run", str(cfg), "--no-progress"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         if (run / "races.jsonl").exists() and (run / "races.jsonl").read_text().count("\n") >= 1:
@@ -415,13 +456,19 @@ def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_c
     assert after.races()[: len(before)] == before  # nothing recorded was run again or changed
     key = lambda a: [(r["id"], r["to"], (r.get("fitness") or {}).get("score")) for r in a.races()]  # noqa: E731
     assert key(after) == key(ref)
-    assert [(c.id, c.parent_ids, c.score, c.runs) for c in after.candidates()] == \
-        [(c.id, c.parent_ids, c.score, c.runs) for c in ref.candidates()]
+    assert [(c.id, c.parent_ids, c.score, c.runs) for c in after.candidates()] == [
+        (c.id, c.parent_ids, c.score, c.runs) for c in ref.candidates()
+    ]
 
 
-@pytest.mark.parametrize("line, words", [("min_repeats = 1", "evaluation.min_repeats"),
-                                         ("confidence = 1.5", "evaluation.confidence"),
-                                         ('racing = "yes"', "evaluation.racing")])
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("min_repeats = 1", "evaluation.min_repeats"),
+        ("confidence = 1.5", "evaluation.confidence"),
+        ('racing = "yes"', "evaluation.racing"),
+    ],
+)
 def test_bad_racing_settings_name_the_key(tmp_path, line, words):
     from generator.config import ConfigError, load_config
 

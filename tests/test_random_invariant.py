@@ -28,8 +28,8 @@ import pytest
 from generator.bench.bench import run_seed, standard_error
 from generator.bench.runner import parse_strategy, run_once
 from generator.scoring.score import budget_for, score_basis, score_traces, standardise
-from generator.tasks.space import SearchSpace
 from generator.tasks.entries import load_tasks
+from generator.tasks.space import SearchSpace
 
 ROOT = Path(__file__).resolve().parents[1]
 REPEATS = 100  # SE 0.03-0.08 per space: the band (3 SE) is 0.09-0.24 wide on each side
@@ -37,8 +37,11 @@ PACKAGE_REPEATS = 3  # Kernel Tuner's own simulation is slower; the exact check 
 
 SHIPPED = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in (ROOT / "problems" / "caches").glob("*/*.json.gz"))
 _HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
-HUB = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in (_HUB / "cachefiles").glob("*/*.json.gz")
-             if not p.name.split(".")[0].endswith("_T4"))
+HUB = sorted(
+    f"{p.parent.name}/{p.name.split('.')[0]}"
+    for p in (_HUB / "cachefiles").glob("*/*.json.gz")
+    if not p.name.split(".")[0].endswith("_T4")
+)
 # Where the package's one-rank offset is not small: on stencil3d (flat near its optimum, a budget of
 # about 1,100 of its 3,096 configurations) random search's best is one or two ranks from the optimum
 # at the end of a run, where one rank is a large share of the shrinking (baseline - optimum) gap.
@@ -46,10 +49,19 @@ HUB = sorted(f"{p.parent.name}/{p.name.split('.')[0]}" for p in (_HUB / "cachefi
 # small-space case of the same thing: one rank is a quarter of the gap the score measures.
 # The small H200 and H100 spaces of issue 38's new families (92 to 772 configurations, budgets of 25 to 270
 # evaluations, flat near their best) are more of the same.
-RANK_OFFSET_SPACES = {"stencil3d/H100": -0.157, "gemv/H100": -0.249, "attention/H200": -0.144,
-                      "batched_gemm/H200": -0.106, "bitonic_sort/H200": -0.170, "fwht/H200": -0.233,
-                      "softmax/H200": -0.161, "attention/H100": -0.112, "bitonic_sort/H100": -0.152,
-                      "fwht/H100": -0.156, "scan/H100": -0.138}
+RANK_OFFSET_SPACES = {
+    "stencil3d/H100": -0.157,
+    "gemv/H100": -0.249,
+    "attention/H200": -0.144,
+    "batched_gemm/H200": -0.106,
+    "bitonic_sort/H200": -0.170,
+    "fwht/H200": -0.233,
+    "softmax/H200": -0.161,
+    "attention/H100": -0.112,
+    "bitonic_sort/H100": -0.152,
+    "fwht/H100": -0.156,
+    "scan/H100": -0.138,
+}
 # without the hub, one placeholder that skips with the reason (conftest's hub_dir; CI fails instead)
 HUB_PARAMS = HUB or [pytest.param(None, id="hub-absent")]
 
@@ -76,11 +88,16 @@ def _runs(task, strategy: str, repeats: int):
 
 def _check_runs_reach_budget(task, budget, traces, until: float):
     """Every run spends time up to `until`, or has evaluated every configuration of the space."""
-    short = [(i, float(np.sum(t.seconds)), t.rows.size) for i, t in enumerate(traces)
-             if np.sum(t.seconds) < until and np.unique(t.rows).size < task.key.values.size]
-    assert not short, (f"{task.name}: random_sample stopped before the budget ({until:.1f} s) in "
-                       f"{len(short)}/{len(traces)} runs, e.g. run {short[0][0]} after {short[0][2]} "
-                       f"evaluations, {short[0][1]:.1f} s; the frozen curve biases P below 0")
+    short = [
+        (i, float(np.sum(t.seconds)), t.rows.size)
+        for i, t in enumerate(traces)
+        if np.sum(t.seconds) < until and np.unique(t.rows).size < task.key.values.size
+    ]
+    assert not short, (
+        f"{task.name}: random_sample stopped before the budget ({until:.1f} s) in "
+        f"{len(short)}/{len(traces)} runs, e.g. run {short[0][0]} after {short[0][2]} "
+        f"evaluations, {short[0][1]:.1f} s; the frozen curve biases P below 0"
+    )
 
 
 def _expected_p(task) -> float:
@@ -111,7 +128,8 @@ def _check_scores_zero(task, traces):
         assert abs(expected) < 0.1, f"{task.name}: random search's expected P is {expected:+.3f}, not ~0"
     assert abs(score.score - expected) <= 3 * se, (
         f"{task.name}: random search scored P = {score.score:+.3f} ± {se:.3f} (SE, {len(traces)} repeats), "
-        f"expected {expected:+.3f} (0 but for the package's one-rank offset): more than 3 SE apart")
+        f"expected {expected:+.3f} (0 but for the package's one-rank offset): more than 3 SE apart"
+    )
 
 
 @pytest.mark.parametrize("name", SHIPPED + HUB_PARAMS)

@@ -16,9 +16,16 @@ DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if not {"_build", "_
 TEXT = "\n".join([README] + [p.read_text(encoding="utf-8") for p in DOC_PAGES])
 TOP = sorted(p.name for p in ROOT.iterdir() if p.name not in ("results", ".git") and not p.name.endswith("egg-info"))
 # Files the README's own examples make or stand for: the export's output, a user's campaign file.
-EXAMPLES = {"generated_algorithms/my_optimizer.py", "campaigns/mine.toml", "campaigns/x.toml",
-            "campaigns/openai.toml", "results/quickstart", "results/openai",
-            "docs/_build/html", "docs/_build/html/index.html"}  # what the README's docs build command writes
+EXAMPLES = {
+    "generated_algorithms/my_optimizer.py",
+    "campaigns/mine.toml",
+    "campaigns/x.toml",
+    "campaigns/openai.toml",
+    "results/quickstart",
+    "results/openai",
+    "docs/_build/html",
+    "docs/_build/html/index.html",
+}  # what the README's docs build command writes
 PLACEHOLDER = re.compile(r"[A-Z]{2,}|<|\.\.\.|\{")  # RUN_DIR, NAME, <id>, {1.5b,...}
 
 
@@ -91,11 +98,19 @@ def _message_strings(path: Path) -> list[str]:
     import ast
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in docstrings]
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
 
 
 def test_messages_point_only_to_documentation_that_exists():
@@ -171,8 +186,17 @@ def test_the_recorded_quickstart_summary_shows_the_sealed_look_of_the_run_it_rea
     from tests.run_fixture import build_run
 
     run = build_run(tmp_path, torn_tail=False)
-    record = {"candidate": "c0005", "params": None, "tasks": ["t/X"], "repeats": 2, "seed": 1,
-              "opened": "2026-11-27 10:00:00 UTC", "score": 0.5, "se_families": None, "per_task": {"t/X": 0.5}}
+    record = {
+        "candidate": "c0005",
+        "params": None,
+        "tasks": ["t/X"],
+        "repeats": 2,
+        "seed": 1,
+        "opened": "2026-11-27 10:00:00 UTC",
+        "score": 0.5,
+        "se_families": None,
+        "per_task": {"t/X": 0.5},
+    }
     (run / "test.json").write_text(json.dumps(record))
     spec = importlib.util.spec_from_file_location("synth_quickstart", ROOT / "benchmarks" / "synth_quickstart.py")
     module = importlib.util.module_from_spec(spec)

@@ -18,9 +18,9 @@ from unittest import mock
 
 import pytest
 
+from generator.llm.prompts import extract_reply
 from generator.sandbox.checks import inspect_source
 from generator.scoring.fitness import CandidateError
-from generator.llm.prompts import extract_reply
 
 CORPUS = Path(__file__).parent / "data" / "real_replies"
 FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".py", ".txt"))
@@ -94,11 +94,21 @@ def _run(path: Path):
         tasks = _tasks(run["tasks"])
         if path.suffix == ".py":  # exactly what `tunesmith evaluate FILE` does with the file
             with mock.patch("generator.evaluation.evaluate.load_task_paths", lambda paths, only=None: tasks):
-                _, fit = evaluate_file(str(path), [], repeats=run.get("repeats", 2), seed=run.get("seed", 0),
-                                       timeout_s=run.get("timeout_s", 60))
+                _, fit = evaluate_file(
+                    str(path),
+                    [],
+                    repeats=run.get("repeats", 2),
+                    seed=run.get("seed", 0),
+                    timeout_s=run.get("timeout_s", 60),
+                )
         else:
-            fit = evaluate_source(_code(path, spec), tasks, repeats=run.get("repeats", 2), seed=run.get("seed", 0),
-                                  config=SandboxConfig(timeout_s=run.get("timeout_s", 60), startup_s=180))
+            fit = evaluate_source(
+                _code(path, spec),
+                tasks,
+                repeats=run.get("repeats", 2),
+                seed=run.get("seed", 0),
+                config=SandboxConfig(timeout_s=run.get("timeout_s", 60), startup_s=180),
+            )
         _FITNESS[path] = fit
     return _FITNESS[path]
 
@@ -138,8 +148,14 @@ def test_bench_gives_the_same_score(path, tmp_path):
     if path.suffix != ".py":
         file = tmp_path / "reply.py"
         file.write_text(_code(path, _spec(path)))
-    [result] = bench(_tasks(run["tasks"]), [parse_strategy(str(file))], repeats=run.get("repeats", 2),
-                     seed=run.get("seed", 0), workers=1, progress=False)
+    [result] = bench(
+        _tasks(run["tasks"]),
+        [parse_strategy(str(file))],
+        repeats=run.get("repeats", 2),
+        seed=run.get("seed", 0),
+        workers=1,
+        progress=False,
+    )
     for name, tf in fit.per_task.items():
         assert result.per_task[name].score == pytest.approx(tf.score, abs=1e-12), name
 
@@ -192,13 +208,16 @@ def test_export_runs_without_kernel_tuner(path, tmp_path):
     if not spec["export"].get("without_kernel_tuner"):
         pytest.skip("not asked for")
     _, text = _exported(path, tmp_path)
-    gone = {m: None for m in ("kernel_tuner", "kernel_tuner.util", "kernel_tuner.strategies",
-                              "kernel_tuner.strategies.wrapper")}
+    gone = {
+        m: None
+        for m in ("kernel_tuner", "kernel_tuner.util", "kernel_tuner.strategies", "kernel_tuner.strategies.wrapper")
+    }
     namespace = {"__name__": "exported_without_kt"}
     with mock.patch.dict(sys.modules, gone):
         exec(compile(text, "exported.py", "exec"), namespace)
     assert namespace["OptAlg"].__module__ == "exported_without_kt"  # its own, not Kernel Tuner's
     task = _tasks(spec["run"]["tasks"][:1])[0]
-    trace = run_optimizer(task, namespace["OPTIMIZER"], {}, 1, Budget(budget_for(task).seconds, 30),
-                          SearchSpace(task.space))
+    trace = run_optimizer(
+        task, namespace["OPTIMIZER"], {}, 1, Budget(budget_for(task).seconds, 30), SearchSpace(task.space)
+    )
     assert trace.rows.size == 30

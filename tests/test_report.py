@@ -159,8 +159,10 @@ def test_the_error_figure_counts_copies_apart_from_candidates_that_worked(tmp_pa
     monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or path)
     plots.errors(lineage, tmp_path / "e.png")
     ax = figures[0].axes[0]
-    bars = {label: {round(p.get_x() + p.get_width() / 2): p.get_height() for p in container}  # generation: count
-            for label, container in zip(ax.get_legend_handles_labels()[1], ax.containers)}
+    bars = {
+        label: {round(p.get_x() + p.get_width() / 2): p.get_height() for p in container}  # generation: count
+        for label, container in zip(ax.get_legend_handles_labels()[1], ax.containers)
+    }
     assert bars["copy (not run)"][2] == 1 and bars["worked"][2] == 1, bars
 
 

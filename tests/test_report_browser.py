@@ -25,17 +25,29 @@ def _need(condition: bool, reason: str) -> None:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    _need(CHROMIUM is not None and CHROMEDRIVER is not None,
-          "chromium/chromedriver not installed (apt-get install chromium chromium-driver)")
+    _need(
+        CHROMIUM is not None and CHROMEDRIVER is not None,
+        "chromium/chromedriver not installed (apt-get install chromium chromium-driver)",
+    )
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install -e '.[test]')")
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     # no sandbox as root; no background networking: the machine's closed network refuses it loudly
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--window-size=1400,1000", "--hide-scrollbars"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        "--hide-scrollbars",
+    ):
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

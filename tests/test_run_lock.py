@@ -17,9 +17,9 @@ import textwrap
 import threading
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, ROOT, reply_for, tunesmith, wait_for_lines, write_campaign
+
 from generator.archive import Archive
 
 
@@ -34,6 +34,7 @@ def server(monkeypatch, hub_dir):
     def reply(body):
         gate.wait(120)
         return reply_for(body)
+
     with FakeLLMServer(reply) as srv:
         srv.gate = gate
         yield srv
@@ -102,9 +103,14 @@ HOLDER = textwrap.dedent("""
 
 
 def _hold(run, command, mode):
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(run), command, mode], cwd=ROOT, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(run), command, mode],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 

@@ -36,8 +36,13 @@ def _study(task, with_search_space: bool, n_trials: int = 12):
     dists = {n: optuna.distributions.CategoricalDistribution(v) for n, v in task.space.tune_params.items()}
     valid = {task.space.config_of(r): r for r in range(len(task.space.valid))}
     value = {cfg: (float(task.key.values[r]) if not task.key.failed[r] else 1e20) for cfg, r in valid.items()}
-    sampler = GeneratedSampler(Descent, budget=n_trials, seed=0, restrictions=list(task.space.restrictions),
-                               search_space=dists if with_search_space else None)
+    sampler = GeneratedSampler(
+        Descent,
+        budget=n_trials,
+        seed=0,
+        restrictions=list(task.space.restrictions),
+        search_space=dists if with_search_space else None,
+    )
     study = optuna.create_study(sampler=sampler)
     proposed = []
 

@@ -14,7 +14,7 @@ from generator.scoring.score import budget_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-WALK = '''
+WALK = """
 import random
 from kernel_tuner.util import StopCriterionReached
 
@@ -38,7 +38,7 @@ class Walk:
                     cfg, best = cand, value
         except StopCriterionReached:
             return cfg, best
-'''
+"""
 
 CONFIG = SandboxConfig(timeout_s=20.0, startup_s=120)
 
@@ -58,8 +58,14 @@ def test_trace_matches_in_process_runner(conv_task):
     namespace: dict = {}
     exec(compile(WALK, "walk", "exec"), namespace)
     for run in outcome.runs:
-        expected = run_optimizer(conv_task, namespace["Walk"], {}, run_seed(0, run.repeat), budget_for(conv_task),
-                                 SearchSpace(conv_task.space))
+        expected = run_optimizer(
+            conv_task,
+            namespace["Walk"],
+            {},
+            run_seed(0, run.repeat),
+            budget_for(conv_task),
+            SearchSpace(conv_task.space),
+        )
         assert run.trace.rows.tolist() == expected.rows.tolist()
         assert run.trace.fevals == expected.fevals
     assert outcome.runs[0].trace.rows.tolist() != outcome.runs[1].trace.rows.tolist()
@@ -74,8 +80,17 @@ def test_walls_hold(conv_task):
     for wall in ("rlimit_cpu", "rlimit_as", "rlimit_nproc", "rlimit_fsize", "no_new_privs"):
         assert held[wall], wall
     if os.geteuid() == 0:
-        for wall in ("namespaces", "network_namespace", "mount_namespace", "hidden_paths", "private_tmp",
-                     "private_proc", "unprivileged_user", "capabilities_dropped", "shared_files_in_ram"):
+        for wall in (
+            "namespaces",
+            "network_namespace",
+            "mount_namespace",
+            "hidden_paths",
+            "private_tmp",
+            "private_proc",
+            "unprivileged_user",
+            "capabilities_dropped",
+            "shared_files_in_ram",
+        ):
             assert held[wall], (wall, outcome.runs[0].protections)
 
 
@@ -92,7 +107,7 @@ def test_without_isolation_limits_still_hold(conv_task):
 
 def test_oracle_semantics_seen_by_the_candidate(conv_task):
     """Invalid configurations cost float max and nothing else; the budget fraction grows; stop ends the run."""
-    src = '''
+    src = """
 import sys
 
 
@@ -122,7 +137,7 @@ class Probe:
                 raise AssertionError("a call after the stop must raise again")
             except StopCriterionReached:
                 pass
-'''
+"""
     outcome = run_job(_job(conv_task, src, repeats=1, class_name="Probe"))
     assert outcome.error is None, outcome.error
     trace = outcome.runs[0].trace
@@ -133,13 +148,13 @@ class Probe:
 
 
 def test_output_is_capped_and_errors_name_the_line(conv_task):
-    src = '''
+    src = """
 class Loud:
     def __call__(self, func, searchspace):
         for i in range(3000):
             print("y" * 500)
         raise ValueError("bad idea")
-'''
+"""
     outcome = run_job(_job(conv_task, src, repeats=1, class_name="Loud"))
     assert outcome.error.kind == "exception"
     assert outcome.error.message == "ValueError: bad idea"
@@ -172,7 +187,7 @@ def test_hidden_and_kept_paths(conv_task):
 @pytest.mark.parametrize("n_runs", [3])
 def test_each_run_starts_fresh(conv_task, n_runs):
     """A class attribute set in one run is not there in the next: every run is a new process."""
-    src = '''
+    src = """
 class Fresh:
     runs = []
 
@@ -181,7 +196,7 @@ class Fresh:
             raise RuntimeError("state carried over")
         Fresh.runs.append(1)
         func(searchspace.get_random_sample(1)[0])
-'''
+"""
     outcome = run_job(_job(conv_task, src, repeats=n_runs, class_name="Fresh"))
     assert outcome.error is None, outcome.error
     assert len(outcome.runs) == n_runs
@@ -237,9 +252,7 @@ def test_non_root_user_gets_walls_through_user_namespaces(conv_task, hub_dir, py
 
     With "venv" the evaluation runs under a venv's python: a symlink to this interpreter, which
     may lie in a directory nobody may enter (pyenv under /root)."""
-    import json
     import shutil
-    import subprocess
     import tempfile
     from pathlib import Path
 
@@ -271,9 +284,18 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
     # Python may live under a directory nobody may enter (pyenv under /root), and a venv's python
     # may be a symlink into one (the venv's prefix is readable, its base interpreter is not): open
     # a path to each directory the interpreter needs, the base interpreter's included.
-    needed = subprocess.run([exe, "-c", "import json, os, sys; from generator.sandbox.jobs import interpreter_paths; "
-                             "print(json.dumps([os.path.realpath(sys.executable), *interpreter_paths()]))"],
-                            capture_output=True, text=True, check=True, env={"PYTHONPATH": str(PROJECT_ROOT)})
+    needed = subprocess.run(
+        [
+            exe,
+            "-c",
+            "import json, os, sys; from generator.sandbox.jobs import interpreter_paths; "
+            "print(json.dumps([os.path.realpath(sys.executable), *interpreter_paths()]))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(PROJECT_ROOT)},
+    )
     outers: dict = {}
     for path in json.loads(needed.stdout):
         hidden = _unreadable_ancestor(path)
@@ -288,10 +310,13 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
         lines.append(f"mount -t tmpfs -o mode=0755 tmpfs {outer}")
         for i, inner in enumerate(inners):
             lines += [f"mkdir -p {inner}", f"mount --bind {tmp_path}/py{n}_{i} {inner}"]
-    lines.append(f"exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp "
-                 f"PYTHONPATH={PROJECT_ROOT} {exe} {script} {hub_dir} {walk}")
-    proc = subprocess.run(["unshare", "-m", "sh", "-c", "\n".join(lines)], capture_output=True, text=True,
-                          timeout=300, cwd="/tmp")
+    lines.append(
+        f"exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp "
+        f"PYTHONPATH={PROJECT_ROOT} {exe} {script} {hub_dir} {walk}"
+    )
+    proc = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "\n".join(lines)], capture_output=True, text=True, timeout=300, cwd="/tmp"
+    )
     found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert found, proc.stdout[-2000:] + proc.stderr[-2000:]
     res = json.loads(found[0][7:])
@@ -313,7 +338,9 @@ def test_hosts_are_pooled_and_a_killed_one_is_not_reused(conv_task):
     from generator.sandbox import pool as sandbox_pool
 
     sandbox_pool.close_pool()
-    noop = "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
+    noop = (
+        "class Noop:\n    def __call__(self, func, searchspace):\n        func(searchspace.get_random_sample(1)[0])\n"
+    )
     assert run_job(_job(conv_task, noop, repeats=1, class_name="Noop")).error is None
     [host] = sandbox_pool._POOL
     pid = host.proc.pid
@@ -338,7 +365,7 @@ def test_runs_die_with_the_evaluating_process(hub_dir, tmp_path):
 
     token = f"{7000 + uuid.uuid4().int % 999}.{uuid.uuid4().int % 1000:03d}"
     script = tmp_path / "evaluator.py"
-    script.write_text(f'''
+    script.write_text(f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 from generator.evaluation.evaluate import evaluate_source
@@ -349,7 +376,7 @@ src = ("import ctypes, sys\\nclass S:\\n    def __call__(self, func, searchspace
        "        ctypes.CDLL(None).execv(argv[0], argv)\\n")
 print("started", flush=True)
 evaluate_source(src, task, repeats=1, timeout_s=120)
-''')
+""")
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "started"
     deadline = time.monotonic() + 60

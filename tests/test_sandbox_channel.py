@@ -14,22 +14,21 @@ from pathlib import Path
 import pytest
 
 from generator.evaluation.evaluate import evaluate_source
+from generator.evaluation.runs import run_seed
 from generator.sandbox import Job, SandboxConfig, run_job
 from generator.sandbox.pool import close_pool
-from generator.evaluation.runs import run_seed
 from generator.scoring.score import budget_for
-from test_campaign import make_config, server  # noqa: F401 (fixtures: a fake LLM server, a campaign file)
 
 HOSTILE = Path(__file__).parent / "hostile"
 CONFIG = SandboxConfig(timeout_s=3.0, memory_mb=256, startup_s=120)
 
-HONEST = '''
+HONEST = """
 class RandomSearch:
     def __call__(self, func, searchspace):
         while True:
             for cfg in searchspace.get_random_sample(10):
                 func(cfg)
-'''
+"""
 
 
 def _hostile(name: str) -> str:
@@ -46,6 +45,7 @@ def honest_alone(conv_task):
 
 
 # ------------------------------------------------------------------ 3, 5, 6, 16: per-run channels
+
 
 def test_stale_answers_do_not_reach_the_next_run(conv_task):
     """Item 3: answers a run never read are gone when the next run of the same job starts."""
@@ -75,6 +75,7 @@ def test_half_a_frame_stays_with_its_run(conv_task):
 
 # ------------------------------------------------------------------ 7: deep JSON
 
+
 def test_deeply_nested_frame_fails_only_its_candidate(conv_task, honest_alone):
     """Item 7: JSON nested 100,000 deep is a protocol error of that candidate, not a traceback."""
     fit = evaluate_source(_hostile("deep_json"), [conv_task], repeats=1, seed=0, config=CONFIG)
@@ -85,18 +86,24 @@ def test_deeply_nested_frame_fails_only_its_candidate(conv_task, honest_alone):
 
 # ------------------------------------------------------------------ 15: figures from our records
 
+
 def test_fevals_are_counted_by_the_evaluator(conv_task):
     """Item 15: the run's own count (func.local_calls, the "done" frame) is not a figure we record."""
     forged = evaluate_source(_hostile("forged_calls"), [conv_task], repeats=2, seed=0, config=CONFIG)
-    honest = evaluate_source(_hostile("forged_calls").replace("func.local_calls = 10**12", "pass"),
-                             [conv_task], repeats=2, seed=0, config=CONFIG)
+    honest = evaluate_source(
+        _hostile("forged_calls").replace("func.local_calls = 10**12", "pass"),
+        [conv_task],
+        repeats=2,
+        seed=0,
+        config=CONFIG,
+    )
     assert forged.ok and honest.ok
     assert forged.per_task[conv_task.name].fevals == honest.per_task[conv_task.name].fevals <= 20
 
 
 def test_a_forged_done_count_is_ignored(conv_task):
     """Item 15: a "done" frame claiming 2**31 - 1 calls records the calls the evaluator saw."""
-    src = '''
+    src = """
 import os
 import struct
 
@@ -109,12 +116,11 @@ class Claims:
         func(second)
         os.write(func._req, struct.pack("<ci", b"D", 2**31 - 1))
         os._exit(0)
-'''
+"""
     runs = [(0, 0, run_seed(0, 0))]
     outcome = run_job(Job(src, "Claims", {}, [conv_task], [budget_for(conv_task)], runs, CONFIG))
     assert outcome.error is None, outcome.error
     assert outcome.runs[0].trace.fevals == 3 and outcome.runs[0].trace.rows.size == 2
-
 
 
 def test_calls_answered_in_the_run_are_all_counted(conv_task):
@@ -133,7 +139,9 @@ class Revisits:
     assert outcome.error is None, outcome.error
     assert outcome.runs[0].trace.fevals == 1010 and outcome.runs[0].trace.rows.size == 1
 
+
 # ------------------------------------------------------------------ 12: func from several threads
+
 
 class _FakeEvaluator(threading.Thread):
     """Answers each request on the pipe with value = 2 * row, like the evaluator would, slowly."""
@@ -212,7 +220,7 @@ def test_threaded_population_search_is_scored_and_reproducible(conv_task):
         assert set(a.trace.rows[:16].tolist()) == set(b.trace.rows[:16].tolist())
 
 
-def test_campaign_goes_on_after_a_deeply_nested_frame(server, make_config):  # noqa: F811
+def test_campaign_goes_on_after_a_deeply_nested_frame(server, make_config):
     """Item 7: in a campaign (real sandbox), the candidate that sends JSON nested 100,000 deep fails
     as `killed`; the run finishes, so a resume has nothing to replay into a crash."""
     from generator.archive import Archive

@@ -30,8 +30,14 @@ TOKEN = uuid.uuid4().hex[:10]
 CONFIG = SandboxConfig(timeout_s=20.0, memory_mb=256, startup_s=120)
 ALARMS = ("LEAKED", "REACHED", "ESCAPED", "MEMORY CARRIED OVER")
 LIBRARY = os.path.join(sysconfig.get_config_var("LIBPL") or "", sysconfig.get_config_var("LIBRARY") or "")
-SYS = {"mincore": 27, "cachestat": 451, "io_uring_setup": 425, "inotify_init1": 294, "futex": 202,
-       "perf_event_open": 298}  # x86_64
+SYS = {
+    "mincore": 27,
+    "cachestat": 451,
+    "io_uring_setup": 425,
+    "inotify_init1": 294,
+    "futex": 202,
+    "perf_event_open": 298,
+}  # x86_64
 on_x86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="system call numbers of x86_64")
 
 
@@ -127,9 +133,18 @@ def test_the_filter_refuses_every_call_that_probes_or_evicts_cached_pages():
     """39.1 for the class: no residency test without loading the page, no eviction; reading still works."""
     report = _in_filtered_child(_page_cache_calls)
     assert report.pop("held"), report
-    assert report == {"fadvise": errno.EPERM, "nowait_read": errno.EPERM, "pread": "ok",
-                      "mincore": errno.EPERM, "pageout": errno.EPERM, "cold": errno.EPERM, "dontneed": "ok",
-                      "cachestat": errno.ENOSYS, "io_uring": errno.ENOSYS, "readahead": errno.EPERM}, report
+    assert report == {
+        "fadvise": errno.EPERM,
+        "nowait_read": errno.EPERM,
+        "pread": "ok",
+        "mincore": errno.EPERM,
+        "pageout": errno.EPERM,
+        "cold": errno.EPERM,
+        "dontneed": "ok",
+        "cachestat": errno.ENOSYS,
+        "io_uring": errno.ENOSYS,
+        "readahead": errno.EPERM,
+    }, report
 
 
 def _lock_calls() -> dict:
@@ -154,8 +169,10 @@ def _lock_calls() -> dict:
     }
     done = threading.Event()
     cond = threading.Condition()
-    threads = [threading.Thread(target=lambda: (cond.acquire(), cond.notify_all(), cond.release(), done.set()))
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: (cond.acquire(), cond.notify_all(), cond.release(), done.set()))
+        for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -169,10 +186,21 @@ def test_the_filter_refuses_locks_leases_notifications_and_shared_futex_wakes():
     """39.2 for the class: nothing keyed by a shared file's inode; threads still start, wait and join."""
     report = _in_filtered_child(_lock_calls)
     assert report.pop("held"), report
-    assert report == {"flock": errno.ENOLCK, "posix_lock": errno.ENOLCK, "posix_query": errno.ENOLCK,
-                      "ofd_lock": errno.ENOLCK, "lease": errno.ENOLCK, "dnotify": errno.ENOLCK, "rw_hint": errno.ENOLCK, "getfd": "ok",
-                      "inotify": errno.EPERM, "shared_wake": errno.EPERM, "private_wake": "ok",
-                      "perf": errno.EPERM, "threads_joined": True}, report
+    assert report == {
+        "flock": errno.ENOLCK,
+        "posix_lock": errno.ENOLCK,
+        "posix_query": errno.ENOLCK,
+        "ofd_lock": errno.ENOLCK,
+        "lease": errno.ENOLCK,
+        "dnotify": errno.ENOLCK,
+        "rw_hint": errno.ENOLCK,
+        "getfd": "ok",
+        "inotify": errno.EPERM,
+        "shared_wake": errno.EPERM,
+        "private_wake": "ok",
+        "perf": errno.EPERM,
+        "threads_joined": True,
+    }, report
 
 
 def test_the_shipped_winners_cannot_be_imported_and_the_error_says_why(conv_task):
@@ -183,7 +211,7 @@ def test_the_shipped_winners_cannot_be_imported_and_the_error_says_why(conv_task
     assert "ModuleNotFoundError" in fit.error.message and "scored for its own search" in fit.error.message, fit.error
 
 
-UID_PROBE = '''
+UID_PROBE = """
 import os
 import re
 
@@ -191,7 +219,7 @@ import re
 class UidProbe:
     def __call__(self, func, searchspace):
         raise RuntimeError(f"uid {os.getuid()}")
-'''
+"""
 
 
 def _a_new_pid() -> int:
@@ -215,13 +243,13 @@ def test_a_runs_uid_tells_nothing_of_the_hosts_pid_counter(conv_task):
     assert uid >= UID_BASE and not before < uid - UID_BASE < after, (before, uid - UID_BASE, after)
 
 
-HONEST = '''
+HONEST = """
 class RandomSearch:
     def __call__(self, func, searchspace):
         while True:
             for cfg in searchspace.get_random_sample(10):
                 func(cfg)
-'''
+"""
 
 
 @pytest.mark.skipif(not os.path.isfile(LIBRARY), reason="no static library of the base Python")

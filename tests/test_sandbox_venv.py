@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from nested_venv import make_nested_venv
 
 from generator.sandbox.jobs import PROJECT_ROOT, interpreter_paths
-from nested_venv import make_nested_venv
 
 SCRIPT = '''
 import json, sys
@@ -57,6 +57,7 @@ print("RESULT " + json.dumps({"error": fit.error and fit.error.message,
 
 def _link_or_copy(src: Path, dst: Path) -> None:
     """Hard links where possible (same file system: instant), a copy otherwise."""
+
     def copy(a, b):
         try:
             os.link(a, b)
@@ -105,11 +106,17 @@ def test_venv_under_tmp_or_home_can_import_lazy_submodules(kind, hub_dir):
         script.write_text(SCRIPT)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "VIRTUAL_ENV")}
         env["PYTHONPATH"] = str(PROJECT_ROOT)
-        proc = subprocess.run([str(python), str(script), str(cache), str(PROJECT_ROOT / "generator" / "oracle.py")],
-                              capture_output=True, text=True, timeout=300, cwd=str(parent), env=env)
+        proc = subprocess.run(
+            [str(python), str(script), str(cache), str(PROJECT_ROOT / "generator" / "oracle.py")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=str(parent),
+            env=env,
+        )
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         assert found, proc.stdout[-2000:] + proc.stderr[-2000:]
-        res = json.loads(found[0][len("RESULT "):])
+        res = json.loads(found[0][len("RESULT ") :])
         assert res["error"] is None, res["error"]
         if os.geteuid() == 0:  # the walls went up (as in CI): the fix is not "no walls"
             assert res["held"]["hidden_paths"] and res["held"]["private_tmp"]
@@ -123,8 +130,9 @@ def test_kept_paths_never_swallow_what_must_stay_hidden(monkeypatch, tmp_path):
     (lib / "somepkg-1.0.dist-info").mkdir(parents=True)
     plain = tmp_path / "plain"  # a folder of the user's own scripts: nothing installed
     plain.mkdir()
-    monkeypatch.setattr(sys, "path", [str(PROJECT_ROOT), "", "/", "/tmp", str(Path.home()), str(lib), str(plain),
-                                      *sys.path])
+    monkeypatch.setattr(
+        sys, "path", [str(PROJECT_ROOT), "", "/", "/tmp", str(Path.home()), str(lib), str(plain), *sys.path]
+    )
     keep = interpreter_paths()
     assert os.path.realpath(lib) in keep
     assert os.path.realpath(plain) not in keep

@@ -22,7 +22,7 @@ HOSTILE_DIR = Path(__file__).parent / "hostile"
 CONFIG = SandboxConfig(timeout_s=20.0, memory_mb=512, startup_s=120)
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the view is made in the host's own mount namespace: root")
 
-HONEST = '''
+HONEST = """
 import itertools, math, random, threading
 import numpy as np
 import scipy.optimize
@@ -38,16 +38,16 @@ class HonestImports:
         for cfg in itertools.islice(searchspace.get_random_sample(40), 20):
             func(cfg)
         assert seen == [2.0] and random.random() < 1
-'''
+"""
 
-PROBE = '''
+PROBE = """
 import os, sys
 
 
 class Probe:
     def __call__(self, func, searchspace):
         import pandas  # installed beside Tunesmith, but not a package a candidate may import
-'''
+"""
 
 
 def _evict(path: str) -> None:

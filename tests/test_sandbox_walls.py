@@ -167,8 +167,9 @@ def planted(conv_task):
 def test_a_walk_of_the_root_finds_nothing_of_the_evaluator(conv_task, planted):
     """22.4 and 23.10: no cache file (no copy of the hub), no file of the project, no run directory;
     numpy, scipy and the standard library still import."""
-    fit, message = _evaluate("walk_root", conv_task, HUB=str(planted.parents[2]), HUB_FILE_NAME=planted.name,
-                             WALK_S="10")
+    fit, message = _evaluate(
+        "walk_root", conv_task, HUB=str(planted.parents[2]), HUB_FILE_NAME=planted.name, WALK_S="10"
+    )
     assert fit.error is None, fit.error
     held = fit.metadata["protections"]["held"]
     assert held["allowlist_root"] and held["hidden_paths"], fit.metadata["protections"]
@@ -229,8 +230,14 @@ def test_a_refused_allowlist_root_falls_back_to_covering_paths(tmp_path):
         entered = root_fs.enter_allowlist_root(interpreter_paths(), [str(secret_dir)], 8, prot)
         host_view = on_tmp.exists()
         workdir = child._cover_paths(interpreter_paths(), [str(secret_dir)], 8, prot)
-        return {"entered": entered, "host_view": host_view, "workdir": workdir, "held": prot.held,
-                "secret": os.listdir(secret_dir), "numpy": os.path.exists(os.path.dirname(os.__file__))}
+        return {
+            "entered": entered,
+            "host_view": host_view,
+            "workdir": workdir,
+            "held": prot.held,
+            "secret": os.listdir(secret_dir),
+            "numpy": os.path.exists(os.path.dirname(os.__file__)),
+        }
 
     try:
         report = _in_own_mount_namespace(body)

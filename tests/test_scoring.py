@@ -76,12 +76,20 @@ class _FakeResultsDescription:
     def get_results(self):
         from autotuning_methodology.caching import Results
 
-        return Results([self._arrays[k] for k in ("fevals_results", "objective_time_results",
-                                                   "objective_performance_results",
-                                                   "objective_performance_best_results",
-                                                   "objective_performance_stds",
-                                                   "objective_time_results_per_key",
-                                                   "objective_performance_results_per_key")])
+        return Results(
+            [
+                self._arrays[k]
+                for k in (
+                    "fevals_results",
+                    "objective_time_results",
+                    "objective_performance_results",
+                    "objective_performance_best_results",
+                    "objective_performance_stds",
+                    "objective_time_results_per_key",
+                    "objective_performance_results_per_key",
+                )
+            ]
+        )
 
 
 def _t4_results(task, trace):
@@ -89,13 +97,24 @@ def _t4_results(task, trace):
     out = []
     for row, sec in zip(trace.rows, trace.seconds):
         value = task.key.values[row]
-        out.append({
-            "invalidity": "correct" if np.isfinite(value) else "runtime",
-            "times": {"compilation": float(sec), "runtimes": [], "framework": 0.0,
-                      "search_algorithm": 0.0, "validation": 0.0},
-            "measurements": [{"name": task.objective.name,
-                              "value": float(value) if np.isfinite(value) else "RuntimeFailedConfig"}],
-        })
+        out.append(
+            {
+                "invalidity": "correct" if np.isfinite(value) else "runtime",
+                "times": {
+                    "compilation": float(sec),
+                    "runtimes": [],
+                    "framework": 0.0,
+                    "search_algorithm": 0.0,
+                    "validation": 0.0,
+                },
+                "measurements": [
+                    {
+                        "name": task.objective.name,
+                        "value": float(value) if np.isfinite(value) else "RuntimeFailedConfig",
+                    }
+                ],
+            }
+        )
     return out
 
 
@@ -110,8 +129,15 @@ def _package_score(task, stats, traces, seed):
     write_results([_t4_results(task, t) for t in traces], desc, compressed=False)
     fs, fe, ts, te = stats.cutoff_point_fevals_time_start_end(0.01, 0.95)
     time_range = np.linspace(ts, te, 1000)
-    data = [(RandomSearchCalculatedBaseline(stats), [StochasticOptimizationAlgorithm(desc)], stats,
-             time_range, np.arange(fs, fe + 1))]
+    data = [
+        (
+            RandomSearchCalculatedBaseline(stats),
+            [StochasticOptimizationAlgorithm(desc)],
+            stats,
+            time_range,
+            np.arange(fs, fe + 1),
+        )
+    ]
     np.random.seed(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,7 +154,9 @@ def package_stats(hub_dir, tmp_path_factory):
     stats = {}
     for gpu in ("A100", "MI250X"):
         t4 = tmp / f"{gpu}_T4.json"
-        t4.write_bytes(gzip.decompress((hub_dir / "cachefiles" / "convolution_milo" / f"{gpu}_T4.json.gz").read_bytes()))
+        t4.write_bytes(
+            gzip.decompress((hub_dir / "cachefiles" / "convolution_milo" / f"{gpu}_T4.json.gz").read_bytes())
+        )
         stats[gpu] = SearchspaceStatistics("convolution_milo", gpu, True, T4_KEYS, ["time"], t4, full_validate=False)
     return stats
 
@@ -174,8 +202,10 @@ def test_failed_configurations_count_as_time_but_not_as_best(conv_tasks, package
     failed = np.flatnonzero(task.key.failed)[:30]
     good = [t for t in _random_traces(task, 6, seed=3)]
     # put failed configurations first: the curve starts late, like a strategy that wastes its start
-    traces = [Trace(np.concatenate([failed, t.rows]), np.concatenate([task.key.eval_seconds[failed], t.seconds]))
-              for t in good]
+    traces = [
+        Trace(np.concatenate([failed, t.rows]), np.concatenate([task.key.eval_seconds[failed], t.seconds]))
+        for t in good
+    ]
     expected = _package_score(task, package_stats["A100"], traces, seed=5)
     np.random.seed(5)
     assert score_traces(task, traces, random_state=None).score == pytest.approx(expected, abs=1e-9)
@@ -240,10 +270,16 @@ def test_isotonic_fast_path_equals_sklearn():
     x = np.cumsum(rng.uniform(0.1, 2, 50))
     y = np.minimum.accumulate(rng.integers(0, 500, 50)).astype(float)
     new = np.linspace(-1, x[-1] + 5, 300)
-    want = IsotonicRegression(increasing=False, y_min=y.min(), y_max=y.max(), out_of_bounds="clip").fit(x, y).predict(new)
+    want = (
+        IsotonicRegression(increasing=False, y_min=y.min(), y_max=y.max(), out_of_bounds="clip").fit(x, y).predict(new)
+    )
     np.testing.assert_allclose(_isotonic(x, y, new, False, y.min(), y.max()), want, rtol=1e-12)
     y2 = rng.integers(0, 500, 50).astype(float)  # not monotone: goes through sklearn
-    want2 = IsotonicRegression(increasing=False, y_min=y2.min(), y_max=y2.max(), out_of_bounds="clip").fit(x, y2).predict(new)
+    want2 = (
+        IsotonicRegression(increasing=False, y_min=y2.min(), y_max=y2.max(), out_of_bounds="clip")
+        .fit(x, y2)
+        .predict(new)
+    )
     np.testing.assert_allclose(_isotonic(x, y2, new, False, y2.min(), y2.max()), want2, rtol=1e-12)
 
 
@@ -251,9 +287,12 @@ def test_higher_is_better_objective(hub_dir):
     """GFLOP/s (maximise): best-first scores 1, random search about 0."""
     from generator.tasks.cache import Objective, load_cache_task, read_t1_restrictions
 
-    task = load_cache_task(hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz",
-                           read_t1_restrictions(hub_dir / "kernels" / "convolution_milo.json"),
-                           name="conv/MI250X/gflops", objective=Objective("GFLOP/s", True))
+    task = load_cache_task(
+        hub_dir / "cachefiles" / "convolution_milo" / "MI250X.json.gz",
+        read_t1_restrictions(hub_dir / "kernels" / "convolution_milo.json"),
+        name="conv/MI250X/gflops",
+        objective=Objective("GFLOP/s", True),
+    )
     b = score_basis(task)
     assert b.optimum == np.nanmax(task.key.values) and not b.minimization
     best = int(np.nanargmax(task.key.values))
@@ -290,16 +329,16 @@ def test_tiny_spaces_where_random_search_reaches_the_optimum_score_finite(values
 
 # ------------------------------------------------------------------ runs that stop early (issue 22)
 
-OPTIMUM_THEN_STOP = '''
+OPTIMUM_THEN_STOP = """
 class OptimumThenStop:
     def __init__(self, budget=5000):
         self.budget = budget
 
     def __call__(self, func, searchspace):
         return func({config!r})
-'''
+"""
 
-DRAWS_THEN_STOP = '''
+DRAWS_THEN_STOP = """
 class DrawsThenStop:
     def __init__(self, budget=5000):
         self.budget = budget
@@ -307,7 +346,7 @@ class DrawsThenStop:
     def __call__(self, func, searchspace):
         for cfg in searchspace.get_random_sample(20):
             func(cfg)
-'''
+"""
 
 
 def test_run_that_finds_the_optimum_and_stops_scores_one(conv_task):

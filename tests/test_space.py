@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
-from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace
 from generator.tasks.cache import SpaceSpec
+from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace
 
 
 @pytest.fixture(scope="module", params=["convolution_milo/A100", "dedispersion_milo/A100"])
@@ -80,8 +80,11 @@ def test_neighbor_lists_are_cached_but_returned_as_copies(pair):
 
 
 def test_tiny_space_by_hand():
-    spec = SpaceSpec({"a": [1, 2, 4, 8], "b": [0, 1]}, ("not (a == 2)",),
-                     np.array([[0, 0], [0, 1], [2, 0], [2, 1], [3, 0], [3, 1]], dtype=np.int32))
+    spec = SpaceSpec(
+        {"a": [1, 2, 4, 8], "b": [0, 1]},
+        ("not (a == 2)",),
+        np.array([[0, 0], [0, 1], [2, 0], [2, 1], [3, 0], [3, 1]], dtype=np.int32),
+    )
     s = SearchSpace(spec)
     assert s.get_neighbors((1, 0), "strictly-adjacent") == [(1, 1)]
     # "adjacent" jumps over a=2, which no valid configuration has
@@ -108,6 +111,8 @@ def test_run_space_partial_neighbour_cache_matches_kernel_tuner(pair):
     touched = {n for cfg in asked for n in run.get_neighbors(cfg, "Hamming")} | set(asked)
     for cfg in list(touched)[:40]:
         for method in ("strictly-adjacent", "adjacent", "Hamming"):
-            assert set(run.get_partial_neighbors_indices(cfg, method)) == set(kt.get_partial_neighbors_indices(cfg, method))
+            assert set(run.get_partial_neighbors_indices(cfg, method)) == set(
+                kt.get_partial_neighbors_indices(cfg, method)
+            )
         assert run.are_neighbors_indices_cached(cfg, "Hamming") == kt.are_neighbors_indices_cached(cfg, "Hamming")
     assert run.get_true_tunable_params() == kt.get_true_tunable_params()

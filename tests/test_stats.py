@@ -11,8 +11,12 @@ def _task(values, higher=False):
     params = {"x": [1, 2, 3], "y": [1, 2, 3]}
     valid = np.array([(i, j) for i in range(3) for j in range(3) if (i, j) != (2, 2)], dtype=np.int32)
     values = np.asarray(values, dtype=float)
-    return Task("t/G", SpaceSpec(params, ("x*y<9",), valid), AnswerKey(values, np.isnan(values), np.ones(8)),
-                Objective("time", higher))
+    return Task(
+        "t/G",
+        SpaceSpec(params, ("x*y<9",), valid),
+        AnswerKey(values, np.isnan(values), np.ones(8)),
+        Objective("time", higher),
+    )
 
 
 @pytest.fixture()

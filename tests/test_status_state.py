@@ -9,9 +9,9 @@ import threading
 import time
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, reply_for, tunesmith, write_campaign
+
 from generator.campaign.loop import format_status
 
 
@@ -25,6 +25,7 @@ def held_server(monkeypatch, hub_dir):
     def reply(body):
         gate.wait(120)
         return reply_for(body)
+
     with FakeLLMServer(reply) as srv:
         srv.gate = gate
         yield srv

@@ -18,8 +18,8 @@ import sys
 import time
 
 import pytest
-
 from fault_fixtures import tunesmith
+
 from generator.archive import Archive
 
 EXIT_LIMIT_S = 8.0  # "within a few seconds", with room for a loaded 2-core test machine
@@ -51,8 +51,10 @@ run_dir = "{run_dir}"
 
 
 def _digest(run):
-    return [(c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, (c.error or {}).get("kind"))
-            for c in Archive.open(run).candidates()]
+    return [
+        (c.id, c.operator, tuple(c.parent_ids), c.code_hash, c.score, (c.error or {}).get("kind"))
+        for c in Archive.open(run).candidates()
+    ]
 
 
 def _stop(proc: subprocess.Popen, how: str, sig: int) -> tuple[float, str]:
@@ -162,8 +164,14 @@ with sigterm_as_interrupt(), says_how_to_continue("tunesmith resume RUN"):
 def test_a_stop_whose_interrupt_is_lost_still_ends_the_command_with_the_resume_line(sig, sigint_reaches_children):
     from fault_fixtures import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-c", SWALLOWS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWALLOWS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,
+    )
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(sig)
     seconds, err = _stop_wait(proc)
@@ -212,8 +220,14 @@ def test_a_stop_a_library_turned_into_its_own_error_is_still_a_stop(sig, tmp_pat
 
     (tmp_path / "sitecustomize.py").write_text(DISGUISES)
     command = os.path.join(os.path.dirname(sys.executable), "tunesmith")
-    proc = subprocess.Popen([command, "status", "RUN"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}, start_new_session=True)
+    proc = subprocess.Popen(
+        [command, "status", "RUN"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"},
+        start_new_session=True,
+    )
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(sig)
     seconds, err = _stop_wait(proc)
@@ -254,8 +268,13 @@ def test_exit_handlers_that_hang_do_not_keep_a_stopped_command():
     handlers of a stop get GRACE_S on the main thread too, as they had on the watchdog's."""
     from fault_fixtures import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-c", HANGING_EXIT_HANDLER], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HANGING_EXIT_HANDLER],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.stdout.readline() == "ready\n"
     seconds, _ = _stop_wait(proc)
     assert seconds < EXIT_LIMIT_S, f"still running {seconds:.0f} s after exit_now"

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-import generator  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
+import generator  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported
 import generator.llm.synth
 from generator.llm.synth.compose import PLAIN, SLOT_OPTIONS, Composition, class_name, read_composition, render
 from generator.llm.synth.operators import SAFE, SIMPLER
@@ -37,8 +37,10 @@ def prompt(operator: str, parents=(), error=None, existing=()) -> str:
     """A prompt following the heading contract (as the campaign's templates render it)."""
     parts = ["## Task\nTune GPU kernels.\n", STATS, "## Interface\nOne class.\n"]
     for i, (pid, score, code) in enumerate(parents, 1):
-        parts.append(f"## Parent {i} (id: {pid}, score: {score})\nPer-task scores:\n"
-                     f"- convolution_milo/A100: 0.7\n- convolution_milo/MI250X: 0.1\n\n```python\n{code}\n```\n")
+        parts.append(
+            f"## Parent {i} (id: {pid}, score: {score})\nPer-task scores:\n"
+            f"- convolution_milo/A100: 0.7\n- convolution_milo/MI250X: 0.1\n\n```python\n{code}\n```\n"
+        )
     if error:
         parts.append("## Error feedback\n" + "".join(f"- {k}: {v}\n" for k, v in error.items()))
     if existing:
@@ -64,8 +66,18 @@ def parent_code(comp: Composition) -> str:
     return render(comp)[2]
 
 
-BASE = Composition("trajectory", {"init": "spread", "neighbourhood": "Hamming", "screening": "knn",
-                                  "acceptance": "late", "memory": "tabu", "jump": "none", "restart": "perturb"})
+BASE = Composition(
+    "trajectory",
+    {
+        "init": "spread",
+        "neighbourhood": "Hamming",
+        "screening": "knn",
+        "acceptance": "late",
+        "memory": "tabu",
+        "jump": "none",
+        "restart": "perturb",
+    },
+)
 
 
 # ----------------------------------------------------------------------------- provider
@@ -105,16 +117,30 @@ def test_unknown_synth_model_is_an_error():
 
 
 def test_same_prompt_twice_through_provider_gives_two_designs():
-    from generator.llm.synth.provider import SynthLLM
-
     import litellm
+
+    from generator.llm.synth.provider import SynthLLM
 
     handler = SynthLLM()
     replies = []
     for _ in range(2):
         resp = litellm.ModelResponse()
-        replies.append(handler.completion("components", [{"role": "user", "content": prompt("new")}], None, {}, resp,
-                                          print, None, None, None, {"seed": 1}).choices[0].message.content)
+        replies.append(
+            handler.completion(
+                "components",
+                [{"role": "user", "content": prompt("new")}],
+                None,
+                {},
+                resp,
+                print,
+                None,
+                None,
+                None,
+                {"seed": 1},
+            )
+            .choices[0]
+            .message.content
+        )
     assert replies[0] != replies[1]
 
 
@@ -128,8 +154,14 @@ def test_deterministic_for_seed_and_diverse_across_seeds():
 # ----------------------------------------------------------------------------- reading the prompt
 def test_parse_reads_operator_stats_parents_error_and_existing():
     code = parent_code(BASE)
-    req = parse_prompt(prompt("fix", [("c0007", "0.4321", code)], {"kind": "exception", "message": "boom",
-                                                                      "line": "x = 1"}, ["c0001 (score 0.1): A"]))
+    req = parse_prompt(
+        prompt(
+            "fix",
+            [("c0007", "0.4321", code)],
+            {"kind": "exception", "message": "boom", "line": "x = 1"},
+            ["c0001 (score 0.1): A"],
+        )
+    )
     assert req.operator == "fix"
     assert req.stats["budget_fevals"] == pytest.approx((994 + 42) / 2)
     assert set(req.task_stats) == {"convolution_milo/A100", "convolution_milo/MI250X"}
@@ -142,8 +174,10 @@ def test_parse_reads_operator_stats_parents_error_and_existing():
 
 def test_statistics_steer_the_design_and_are_quoted():
     tiny = "## Search-space statistics\n- budget_fevals: 30\n- fdc: 0.3\n## Instruction (operator: new)\n"
-    big = "## Search-space statistics\n- budget_fevals: 3000\n- fdc: -0.2\n- local_optima_share: 0.02\n" \
-          "## Instruction (operator: new)\n"
+    big = (
+        "## Search-space statistics\n- budget_fevals: 3000\n- fdc: -0.2\n- local_optima_share: 0.02\n"
+        "## Instruction (operator: new)\n"
+    )
     tiny_comps = [composition_of(synthesize(tiny, seed=s)) for s in range(20)]
     big_comps = [composition_of(synthesize(big, seed=s)) for s in range(20)]
     assert sum(c.scheme == "trajectory" for c in tiny_comps) > sum(c.scheme == "trajectory" for c in big_comps)
@@ -183,28 +217,46 @@ def test_simplify_removes_one_component(seed):
 
 
 def test_fix_replaces_the_failing_component():
-    error = {"kind": "exception", "message": "IndexError: index out of range",
-             "line": "nearest = np.argpartition(dist, k - 1, axis=1)[:, :k]  (in choose)"}
+    error = {
+        "kind": "exception",
+        "message": "IndexError: index out of range",
+        "line": "nearest = np.argpartition(dist, k - 1, axis=1)[:, :k]  (in choose)",
+    }
     child = composition_of(synthesize(prompt("fix", [("c0009", "failed", parent_code(BASE))], error), seed=1))
     assert child.slots["screening"] == "none"
-    assert {s: v for s, v in child.slots.items() if s != "screening"} == \
-           {s: v for s, v in BASE.normalised().slots.items() if s != "screening"}
+    assert {s: v for s, v in child.slots.items() if s != "screening"} == {
+        s: v for s, v in BASE.normalised().slots.items() if s != "screening"
+    }
 
 
 def test_fix_timeout_makes_the_optimizer_cheaper():
-    child = composition_of(synthesize(prompt("fix", [("c0009", "failed", parent_code(BASE))],
-                                             {"kind": "timeout", "message": "took longer than 60 s"}), seed=1))
+    child = composition_of(
+        synthesize(
+            prompt(
+                "fix", [("c0009", "failed", parent_code(BASE))], {"kind": "timeout", "message": "took longer than 60 s"}
+            ),
+            seed=1,
+        )
+    )
     assert child.slots["screening"] == "none"
 
 
 def test_fix_of_foreign_code_patches_imports_or_falls_back():
     foreign = "class Mine:\n    def __call__(self, func, searchspace):\n        return np.zeros(3)\n"
-    reply = synthesize(prompt("fix", [("c0002", "failed", foreign)],
-                              {"kind": "exception", "message": "NameError: name 'np' is not defined"}), seed=1)
+    reply = synthesize(
+        prompt(
+            "fix",
+            [("c0002", "failed", foreign)],
+            {"kind": "exception", "message": "NameError: name 'np' is not defined"},
+        ),
+        seed=1,
+    )
     _, code = reply_parts(reply)
     assert code.startswith("import numpy as np") and "class Mine" in code
-    reply = synthesize(prompt("fix", [("c0002", "failed", foreign)],
-                              {"kind": "syntax", "message": "SyntaxError: invalid syntax"}), seed=1)
+    reply = synthesize(
+        prompt("fix", [("c0002", "failed", foreign)], {"kind": "syntax", "message": "SyntaxError: invalid syntax"}),
+        seed=1,
+    )
     assert composition_of(reply).key() == SAFE.normalised().key()
     assert "not written by the offline synthesizer" in reply
 
@@ -234,8 +286,15 @@ def test_chains_of_operators_keep_writing_valid_optimizers():
         reply = synthesize(prompt("new"), seed=chain)
         for step in range(10):
             op = rng.choice(["refine", "refine", "simplify", "fix"])
-            error = {"kind": rng.choice(["exception", "timeout"]), "message": "x",
-                     "line": rng.choice(["choose", "accept", "restart", "mutate", ""])} if op == "fix" else None
+            error = (
+                {
+                    "kind": rng.choice(["exception", "timeout"]),
+                    "message": "x",
+                    "line": rng.choice(["choose", "accept", "restart", "mutate", ""]),
+                }
+                if op == "fix"
+                else None
+            )
             reply = synthesize(prompt(op, [("c1", "0.5", reply_parts(reply)[1])], error), seed=step)
             assert check_source(reply_parts(reply)[1]) is None, reply.splitlines()[0]
 
@@ -284,7 +343,7 @@ def test_sources_are_well_formed_and_honest():
     from generator.sandbox.checks import check_source
 
     for comp in covering_compositions(30):
-        name, _, source = render(comp, ["a reason"], ["a note with \"\"\" quotes"])
+        name, _, source = render(comp, ["a reason"], ['a note with """ quotes'])
         ast.parse(source)
         assert check_source(source) is None, name
         assert "offline synthesizer" in source and "not an LLM" in source
@@ -312,8 +371,8 @@ def test_thirty_compositions_run_on_a_hub_task(hub_tasks):
 
 
 def test_optimizers_stop_when_the_space_is_exhausted():
-    from generator.tasks.space import SearchSpace
     from generator.tasks.cache import SpaceSpec
+    from generator.tasks.space import SearchSpace
 
     valid = np.array([(a, b) for a in range(3) for b in range(4) if (a + b) % 3], dtype=np.int32)
     spec = SpaceSpec({"x": [1, 2, 3], "y": [10, 20, 30, 40]}, (), valid)
@@ -322,7 +381,7 @@ def test_optimizers_stop_when_the_space_is_exhausted():
         cls = optimizer_class(comp)
         seen = set()
 
-        def func(cfg):
+        def func(cfg, seen=seen):  # bound now: the loop rebinds `seen` for the next composition
             seen.add(tuple(cfg))
             return float(rng.random())
 
@@ -332,8 +391,8 @@ def test_optimizers_stop_when_the_space_is_exhausted():
 
 def test_quickstart_prompt_reply_is_extracted_and_passes_checks(hub_dir):
     from generator.campaign.loop import render_prompt
-    from generator.sandbox.checks import check_source
     from generator.llm.prompts import extract_reply
+    from generator.sandbox.checks import check_source
 
     messages = render_prompt("campaigns/quickstart.toml", "new")
     reply = extract_reply(synthesize("\n\n".join(m["content"] for m in messages), seed=1))
@@ -366,14 +425,24 @@ def test_asked_for_a_diff_the_synthesizer_answers_blocks_that_apply():
 
 
 def test_crossover_combines_the_components_of_both_parents():
-    other = Composition("trajectory", {"init": "random", "neighbourhood": "adjacent", "screening": "none",
-                                       "acceptance": "annealing", "memory": "visited", "jump": "random",
-                                       "restart": "random"}).normalised()
+    other = Composition(
+        "trajectory",
+        {
+            "init": "random",
+            "neighbourhood": "adjacent",
+            "screening": "none",
+            "acceptance": "annealing",
+            "memory": "visited",
+            "jump": "random",
+            "restart": "random",
+        },
+    ).normalised()
     base = BASE.normalised()
     mixed = 0
     for seed in range(8):
-        reply = synthesize(prompt("crossover", [("c0003", "0.5", parent_code(base)),
-                                                ("c0004", "0.4", parent_code(other))]), seed=seed)
+        reply = synthesize(
+            prompt("crossover", [("c0003", "0.5", parent_code(base)), ("c0004", "0.4", parent_code(other))]), seed=seed
+        )
         child = composition_of(reply).normalised()
         assert "crossed" in reply
         assert child.key() not in (base.key(), other.key())

@@ -12,8 +12,15 @@ from generator.scoring.oracle import Oracle
 from generator.scoring.score import Budget
 from generator.tasks.space import SearchSpace
 
-SLOTS = {"init": "design", "neighbourhood": "Hamming", "screening": "lcb", "acceptance": "greedy",
-         "memory": "visited", "jump": "adaptive", "restart": "perturb"}
+SLOTS = {
+    "init": "design",
+    "neighbourhood": "Hamming",
+    "screening": "lcb",
+    "acceptance": "greedy",
+    "memory": "visited",
+    "jump": "adaptive",
+    "restart": "perturb",
+}
 
 
 def build(comp: Composition):
@@ -60,6 +67,7 @@ def spy_on_choose(opt):
         choice = choose(options)
         picked.append((choice, list(options)))
         return choice
+
     opt.choose = wrapped
     return picked
 
@@ -143,10 +151,13 @@ def test_switching_follows_what_improved_and_explores_when_stalled():
     assert np.mean([opt.explore_now(0) for _ in range(2000)]) > 0.8  # old successes fade
 
 
-@pytest.mark.parametrize("stats, favoured, strongest", [
-    (Profile(budget=40, fdc=0.3), [("screening", "lcb"), ("jump", "adaptive")], False),
-    (Profile(budget=2000, fdc=-0.3, optima=0.01), [("init", "design"), ("jump", "adaptive")], True),
-])
+@pytest.mark.parametrize(
+    "stats, favoured, strongest",
+    [
+        (Profile(budget=40, fdc=0.3), [("screening", "lcb"), ("jump", "adaptive")], False),
+        (Profile(budget=2000, fdc=-0.3, optima=0.01), [("init", "design"), ("jump", "adaptive")], True),
+    ],
+)
 def test_small_budgets_and_rugged_spaces_favour_the_new_parts(stats, favoured, strongest):
     from generator.llm.synth.profile import BASE
 
@@ -160,8 +171,11 @@ def test_small_budgets_and_rugged_spaces_favour_the_new_parts(stats, favoured, s
 
 
 def test_init_share_default_follows_the_budget():
-    assert Profile(budget=40).default("init_share") > Profile(budget=200).default("init_share") > \
-        Profile(budget=2000).default("init_share")
+    assert (
+        Profile(budget=40).default("init_share")
+        > Profile(budget=200).default("init_share")
+        > Profile(budget=2000).default("init_share")
+    )
 
 
 def run_screened(task, max_fevals, seed, global_share=0.2):
@@ -202,8 +216,9 @@ def test_screened_restart_continues_from_the_best_of_model_screened_global_probe
         start["measured"] = len(opt.cache)
         picked = spy_on_choose(opt)
         start["restart"], start["picked"] = opt.restart(opt.best_config), picked
+
     run_search(opt, conv_task, 100, 0, search)
-    probes = opt.history[start["measured"]:]
+    probes = opt.history[start["measured"] :]
     assert len(probes) == 5 and len(start["picked"]) == 5  # restart_sample probes, each screened by the model
     assert all(len(options) == 8 and choice in options for choice, options in start["picked"])
     assert [choice for choice, _ in start["picked"]] == probes  # the model's picks are what got measured
@@ -211,8 +226,9 @@ def test_screened_restart_continues_from_the_best_of_model_screened_global_probe
 
 
 def test_screened_population_restart_keeps_the_best_and_refills_by_the_model(conv_task):
-    comp = Composition("population", {"init": "random", "brood": "screened", "screening": "knn",
-                                      "restart": "screened"}, {}).normalised()
+    comp = Composition(
+        "population", {"init": "random", "brood": "screened", "screening": "knn", "restart": "screened"}, {}
+    ).normalised()
     comp.hp.update(pop_size=6, global_pool=8)
     opt = build(comp)
     out = {}
@@ -221,6 +237,7 @@ def test_screened_population_restart_keeps_the_best_and_refills_by_the_model(con
         population = sorted(opt.initial_configs(opt.pop_size), key=opt.evaluate)
         picked = spy_on_choose(opt)
         out["before"], out["after"], out["picked"] = population, opt.restart_population(population), picked
+
     run_search(opt, conv_task, 100, 1, search)
     assert out["before"][0] in out["after"] and len(out["after"]) == 6  # the best member survives
     assert len(out["picked"]) == 5 and all(len(o) == 8 for _, o in out["picked"])  # the rest: screened samples

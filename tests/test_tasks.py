@@ -7,25 +7,40 @@ import numpy as np
 import pytest
 
 from generator.errors import TunesmithError
-from generator.tasks.restrictions import _valid_python, compile_restrictions, valid_indices
 from generator.tasks.cache import TaskError, load_cache_task, read_t1_restrictions
 from generator.tasks.entries import load_tasks
+from generator.tasks.restrictions import _valid_python, compile_restrictions, valid_indices
 
 TUNE = {"bx": [16, 32, 64], "ty": [1, 2]}
 
 
 def _entry(bx, ty, time=1.0, **extra):
-    e = {"bx": bx, "ty": ty, "time": time, "times": [time, time], "compile_time": 100.0,
-         "verification_time": 0.0, "benchmark_time": 2.5, "framework_time": 10.0, "strategy_time": 0.0}
+    e = {
+        "bx": bx,
+        "ty": ty,
+        "time": time,
+        "times": [time, time],
+        "compile_time": 100.0,
+        "verification_time": 0.0,
+        "benchmark_time": 2.5,
+        "framework_time": 10.0,
+        "strategy_time": 0.0,
+    }
     e.update(extra)
     return e
 
 
 def _cache(entries=None, **top):
     entries = entries if entries is not None else [_entry(b, t, time=b / t) for b in TUNE["bx"] for t in TUNE["ty"]]
-    doc = {"device_name": "Test GPU", "kernel_name": "k", "problem_size": [1], "tune_params_keys": list(TUNE),
-           "tune_params": TUNE, "objective": "time",
-           "cache": {f"{e['bx']},{e['ty']}": e for e in entries}}
+    doc = {
+        "device_name": "Test GPU",
+        "kernel_name": "k",
+        "problem_size": [1],
+        "tune_params_keys": list(TUNE),
+        "tune_params": TUNE,
+        "objective": "time",
+        "cache": {f"{e['bx']},{e['ty']}": e for e in entries},
+    }
     doc.update(top)
     return doc
 
@@ -45,7 +60,9 @@ def test_small_cache_loads_with_failures_kept(tmp_path):
     entries[1] = _entry(16, 2, time="RuntimeFailedConfig", times=None)
     del entries[1]["times"]
     # Kernel Tuner 1.5.0 writes failures as __error__ without a time key
-    entries[2] = {k: v for k, v in _entry(32, 1).items() if k not in ("time", "times")} | {"__error__": "CompilationFailedConfig"}
+    entries[2] = {k: v for k, v in _entry(32, 1).items() if k not in ("time", "times")} | {
+        "__error__": "CompilationFailedConfig"
+    }
     task = load_cache_task(_write(tmp_path, _cache(entries), gz=True))
     assert task.name == "GPU" and task.space.valid.shape == (6, 2)
     assert task.key.failed.sum() == 2 and np.isnan(task.key.values[task.key.failed]).all()
@@ -65,14 +82,17 @@ def test_restrictions_select_the_valid_rows(tmp_path):
 
 
 def test_hub_directory_and_single_hub_file(hub_tasks, hub_dir):
-    assert [t.name for t in hub_tasks] == [f"{a}/{g}" for a in ("convolution_milo", "dedispersion_milo")
-                                           for g in ("A100", "A4000", "MI250X")]
+    assert [t.name for t in hub_tasks] == [
+        f"{a}/{g}" for a in ("convolution_milo", "dedispersion_milo") for g in ("A100", "A4000", "MI250X")
+    ]
     conv = hub_tasks[0]
     assert len(conv.space.valid) == 4362 and conv.key.failed.any()
     single = load_tasks(hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz")
     assert single[0].name == "convolution_milo/A100" and single[0].space.restrictions == conv.space.restrictions
     # the same file twice (directly and through its folder) is loaded once
-    both = load_tasks([hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz", hub_dir / "cachefiles" / "convolution_milo"])
+    both = load_tasks(
+        [hub_dir / "cachefiles" / "convolution_milo" / "A100.json.gz", hub_dir / "cachefiles" / "convolution_milo"]
+    )
     assert [t.name for t in both] == ["convolution_milo/A100", "convolution_milo/A4000", "convolution_milo/MI250X"]
 
 
@@ -85,7 +105,8 @@ def test_eval_seconds_are_the_T4_times(hub_dir, hub_tasks):
     for r in t4["results"]:
         t = r["times"]
         totals[tuple(r["configuration"][n] for n in names)] = (
-            t["compilation"] + t["framework"] + t["search_algorithm"] + t["validation"] + sum(t["runtimes"])) / 1000
+            t["compilation"] + t["framework"] + t["search_algorithm"] + t["validation"] + sum(t["runtimes"])
+        ) / 1000
     got = {task.space.config_of(i): s for i, s in enumerate(task.key.baseline_seconds)}
     assert got.keys() == totals.keys()
     assert max(abs(got[k] - totals[k]) for k in got) < 1e-9
@@ -101,8 +122,17 @@ def test_vectorised_restrictions_equal_python_on_hub(hub_dir):
         assert np.array_equal(fast, slow)
 
 
-@pytest.mark.parametrize("expr", ["bx if ty == 1 else 0", "min(bx, 32) * ty >= 32", "not (bx in (16, 64))",
-                                  "16 < bx <= 64", "int(bx / 3) % 2 == 1", "bx // 0 > 1"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "bx if ty == 1 else 0",
+        "min(bx, 32) * ty >= 32",
+        "not (bx in (16, 64))",
+        "16 < bx <= 64",
+        "int(bx / 3) % 2 == 1",
+        "bx // 0 > 1",
+    ],
+)
 def test_vectorised_restrictions_cover_python_constructs(expr):
     fast = valid_indices(TUNE, [expr])
     slow = _valid_python(TUNE, compile_restrictions([expr], list(TUNE)), [3, 2])
@@ -153,8 +183,12 @@ def test_restriction_with_unknown_parameter(tmp_path):
 
 def test_cache_missing_valid_configurations(tmp_path):
     entries = [_entry(b, t) for b in TUNE["bx"] for t in TUNE["ty"]][:-2]
-    msg = _one_line_error(load_cache_task, _write(tmp_path, _cache(entries)), restrictions=("bx > 0",),
-                          match="2 valid configurations are missing")
+    msg = _one_line_error(
+        load_cache_task,
+        _write(tmp_path, _cache(entries)),
+        restrictions=("bx > 0",),
+        match="2 valid configurations are missing",
+    )
     assert "brute-force the whole space or fix the restrictions" in msg
 
 
@@ -169,8 +203,11 @@ def test_objective_not_in_entries(tmp_path):
 
 def test_empty_cache_and_t4_file(tmp_path):
     _one_line_error(load_cache_task, _write(tmp_path, _cache([])), match="holds no configurations")
-    _one_line_error(load_cache_task, _write(tmp_path, {"results": [], "schema_version": "1.0.0"}, "X_T4.json"),
-                    match="T4 results file")
+    _one_line_error(
+        load_cache_task,
+        _write(tmp_path, {"results": [], "schema_version": "1.0.0"}, "X_T4.json"),
+        match="T4 results file",
+    )
 
 
 def test_cache_key_not_matching_tune_params(tmp_path):

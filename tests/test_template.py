@@ -10,9 +10,9 @@ import pytest
 
 from generator.cli import main
 from generator.kernels.template import TemplateError, load_kernel_spec, parse_template, sample_configs
+from generator.live.kernel import cpu_name, device_label
 from generator.llm.records import read_exchanges
 from generator.tasks.problems import ProblemError, load_problem, load_problem_tasks
-from generator.live.kernel import cpu_name, device_label
 
 CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
@@ -40,15 +40,29 @@ def test_reply_parses_into_a_space_with_restrictions():
     assert picks[0] == t.configs[0] and picks[1] == t.configs[-1] and len(set(picks)) == 6
 
 
-@pytest.mark.parametrize("edit, says", [
-    (lambda r: r.replace("```toml", "```text"), "```toml block"),
-    (lambda r: r.replace('restrictions = ["tile_i * tile_j <= 256"]', 'restrictions = ["__import__(\'os\').system(\'x\') or 1"]'), "Call"),
-    (lambda r: r.replace('restrictions = ["tile_i * tile_j <= 256"]', 'restrictions = ["tile_k < 4"]'), "not a parameter"),
-    (lambda r: r.replace("unroll_k = [1, 4]", "unroll_k = [1.5, 4]"), "distinct integers"),
-    (lambda r: r.replace("tile_i = [8, 16, 32]", '"bad name" = [1]'), "not a C identifier"),
-    (lambda r: r.replace("unroll_k = [1, 4]", f"unroll_k = {list(range(1, 33))}\nmore = {list(range(1, 30))}"), "at most"),
-    (lambda r: r.replace("matmul_naive(", "other("), "keep its name"),
-])
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (lambda r: r.replace("```toml", "```text"), "```toml block"),
+        (
+            lambda r: r.replace(
+                'restrictions = ["tile_i * tile_j <= 256"]', "restrictions = [\"__import__('os').system('x') or 1\"]"
+            ),
+            "Call",
+        ),
+        (
+            lambda r: r.replace('restrictions = ["tile_i * tile_j <= 256"]', 'restrictions = ["tile_k < 4"]'),
+            "not a parameter",
+        ),
+        (lambda r: r.replace("unroll_k = [1, 4]", "unroll_k = [1.5, 4]"), "distinct integers"),
+        (lambda r: r.replace("tile_i = [8, 16, 32]", '"bad name" = [1]'), "not a C identifier"),
+        (
+            lambda r: r.replace("unroll_k = [1, 4]", f"unroll_k = {list(range(1, 33))}\nmore = {list(range(1, 30))}"),
+            "at most",
+        ),
+        (lambda r: r.replace("matmul_naive(", "other("), "keep its name"),
+    ],
+)
 def test_a_bad_reply_is_refused_with_words_the_llm_can_act_on(edit, says):
     with pytest.raises(TemplateError, match=says.replace("(", r"\(").replace("`", ".")):
         parse_template(edit(_reply(2)), load_kernel_spec(KERNEL))
@@ -65,7 +79,9 @@ def test_a_spec_without_reference_is_refused(tmp_path):
     spec = tmp_path / "k"
     spec.mkdir()
     (spec / "matmul.cpp").write_text((KERNEL / "matmul.cpp").read_text())
-    (spec / "problem.toml").write_text((KERNEL / "problem.toml").read_text().replace('reference = "reference:matmul"\n', ""))
+    (spec / "problem.toml").write_text(
+        (KERNEL / "problem.toml").read_text().replace('reference = "reference:matmul"\n', "")
+    )
     with pytest.raises(ProblemError, match="no 'reference'"):
         load_kernel_spec(spec)
 
@@ -82,7 +98,11 @@ def test_whole_pipeline_on_a_naive_c_matmul(tmp_path, capsys):
     assert printed.count("replies: hand-written (not an LLM)") == 2
     first, second = run["attempts"]
     # attempt 1 drops k iterations when unroll_k=5 does not divide N=96: the extreme configuration catches it
-    assert not first["accepted"] and "unroll_k=5" in first["feedback"] and "differs from the reference" in first["feedback"]
+    assert (
+        not first["accepted"]
+        and "unroll_k=5" in first["feedback"]
+        and "differs from the reference" in first["feedback"]
+    )
     assert second["operator"] == "fix" and second["accepted"]
     # the fix prompt carried the check's feedback to the model
     exchanges = read_exchanges(out)
@@ -123,8 +143,10 @@ def test_a_template_that_under_reports_its_time_is_rejected():
 
     spec = load_kernel_spec(KERNEL)
     # correct output, but it claims a thousandth of the time it took
-    reply = _reply(2).replace("return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();",
-                              "for (volatile int w = 0; w < 3000000; w++) {}\n    return 0.001f * std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();")
+    reply = _reply(2).replace(
+        "return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();",
+        "for (volatile int w = 0; w < 3000000; w++) {}\n    return 0.001f * std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();",
+    )
     check = check_template(spec, parse_template(reply, spec), sample=2)
     assert not check.ok and "returns" in check.feedback and "as its time but the call took" in check.feedback
 
@@ -135,14 +157,21 @@ def test_template_without_out_says_what_to_add(capsys):
     assert code != 0 and "needs --out DIR" in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("model, says", [
-    ("synth/components", "--model synth/components: the offline synthesizer writes optimizers, not kernel templates"),
-    ("local/qwen2.5-coder-1.5b", "is not installed"),
-    ("openai/gpt-4o-mini", "OPENAI_API_KEY is not set"),
-    (None, "needs --model MODEL"),
-])
-def test_a_model_that_cannot_write_templates_is_refused_in_one_line_writing_nothing(model, says, tmp_path, capsys,
-                                                                                   monkeypatch):
+@pytest.mark.parametrize(
+    "model, says",
+    [
+        (
+            "synth/components",
+            "--model synth/components: the offline synthesizer writes optimizers, not kernel templates",
+        ),
+        ("local/qwen2.5-coder-1.5b", "is not installed"),
+        ("openai/gpt-4o-mini", "OPENAI_API_KEY is not set"),
+        (None, "needs --model MODEL"),
+    ],
+)
+def test_a_model_that_cannot_write_templates_is_refused_in_one_line_writing_nothing(
+    model, says, tmp_path, capsys, monkeypatch
+):
     """Issue 40, item 5: a model not installed or a missing key once left OUT/config.json and exchanges.jsonl
     behind, and the synthesizer (then the default) burnt three attempts before exiting 1."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -185,8 +214,10 @@ def test_a_run_replays_its_own_recording_and_keeps_the_hand_written_label(tmp_pa
     assert "no template passed" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("kernel, replies, n", [("matmul_naive_cuda", "hand_matmul_naive_cuda", 243),
-                                                ("transpose_naive_cuda", "hand_transpose_naive_cuda", 132)])
+@pytest.mark.parametrize(
+    "kernel, replies, n",
+    [("matmul_naive_cuda", "hand_matmul_naive_cuda", 243), ("transpose_naive_cuda", "hand_transpose_naive_cuda", 132)],
+)
 def test_cuda_kernels_for_the_gpu_machine_parse_and_write_problems(kernel, replies, n, tmp_path):
     from generator.kernels.template import ORIGINAL_PARAM, write_problem
 

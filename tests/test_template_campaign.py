@@ -2,7 +2,6 @@
 speed-up the best shipped optimizer finds with a fixed budget; archive, lineage, resume. Replies: hand-written
 (labelled), replayed."""
 
-import json
 import os
 from pathlib import Path
 
@@ -20,7 +19,9 @@ def _campaign(tmp_path: Path, generations: int) -> Path:
     text = (BYOK / "campaign_matmul_naive_c.toml").read_text()
     text = text.replace('kernel = "kernels/matmul_naive_c"', f'kernel = "{BYOK / "kernels" / "matmul_naive_c"}"')
     text = text.replace('run_dir = "../../results/kernel_campaign_matmul_naive_c"', f'run_dir = "{tmp_path / "run"}"')
-    text = text.replace('"replay/replies/', f'"replay/{BYOK}/replies/').replace("generations = 1", f"generations = {generations}")
+    text = text.replace('"replay/replies/', f'"replay/{BYOK}/replies/').replace(
+        "generations = 1", f"generations = {generations}"
+    )
     path = tmp_path / "kc.toml"
     path.write_text(text)
     return path

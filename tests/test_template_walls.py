@@ -26,8 +26,9 @@ def _run(body: str, timeout_s: float = 60.0, includes: str = ""):
         }}
         """)
     limits = KernelLimits(timeout_s=timeout_s, cpu_s=int(timeout_s))
-    return run_walled(source, "hostile", [8], [np.zeros(8, np.float32)], [0], {"v": [0]}, [(0,)], {}, ["-O1"], 1,
-                      limits)
+    return run_walled(
+        source, "hostile", [8], [np.zeros(8, np.float32)], [0], {"v": [0]}, [(0,)], {}, ["-O1"], 1, limits
+    )
 
 
 def _out(result) -> np.ndarray:
@@ -43,12 +44,14 @@ def test_every_wall_holds_for_a_kernel():
 
 def test_files_outside_scratch_are_neither_read_nor_written():
     marker = ROOT / "HACKED_BY_KERNEL"
-    out = _out(_run(f"""
-        C[0] = fopen("{ROOT / 'pyproject.toml'}", "r") != NULL;
+    out = _out(
+        _run(f"""
+        C[0] = fopen("{ROOT / "pyproject.toml"}", "r") != NULL;
         C[1] = fopen("/etc/passwd", "r") != NULL;
         C[2] = fopen("{marker}", "w") != NULL;
         C[3] = fopen("scratch.txt", "w") != NULL;  /* its own scratch: allowed */
-    """))
+    """)
+    )
     assert out[:3].tolist() == [0, 0, 0] and out[3] == 1
     assert not marker.exists()
 
@@ -59,12 +62,17 @@ def test_a_kernel_cannot_reach_the_network():
         server.listen(1)
         server.setblocking(False)
         port = server.getsockname()[1]
-        out = _out(_run(f"""
+        out = _out(
+            _run(
+                f"""
             int s = socket(AF_INET, SOCK_STREAM, 0);
             struct sockaddr_in a = {{}};
             a.sin_family = AF_INET; a.sin_port = htons({port}); a.sin_addr.s_addr = htonl(0x7f000001);
             C[0] = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
-        """, includes="#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>"))
+        """,
+                includes="#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>",
+            )
+        )
         assert out[0] == 0
         with pytest.raises(BlockingIOError):
             server.accept()
@@ -81,7 +89,7 @@ def _processes_of(wanted: int) -> list[int]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            uid = int(next(l for l in open(f"/proc/{pid}/status") if l.startswith("Uid:")).split()[1])
+            uid = int(next(ln for ln in open(f"/proc/{pid}/status") if ln.startswith("Uid:")).split()[1])
         except (OSError, StopIteration):
             continue
         if uid == wanted:
@@ -90,11 +98,14 @@ def _processes_of(wanted: int) -> list[int]:
 
 
 def test_a_fork_bomb_is_capped_and_leaves_nothing_behind():
-    result = _run("""
+    result = _run(
+        """
         int made = 0;
         for (int i = 0; i < 500; i++) { pid_t p = fork(); if (p == 0) { pause(); _exit(0); } if (p > 0) made++; }
         C[0] = made;
-    """, timeout_s=30)
+    """,
+        timeout_s=30,
+    )
     made = _out(result)[0]
     assert 0 < made < KernelLimits().nproc
     assert result.uid is not None and result.uid >= 2_000_000_000

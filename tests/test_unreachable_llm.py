@@ -7,11 +7,11 @@ from __future__ import annotations
 import socket
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, reply_for, write_campaign
+
 from generator.archive import Archive
-from generator.campaign.loop import format_status, resume, run_campaign
+from generator.campaign.loop import format_status, run_campaign
 from generator.scoring.fitness import Fitness, TaskFitness
 
 
@@ -58,8 +58,15 @@ def test_one_unanswered_request_is_asked_again_in_the_run(env, tmp_path):
     run = tmp_path / "run"
     with FakeLLMServer(reply_for) as server:
         # no re-asks of near-copies (max_similarity 1.0), so every request beyond the five answers is the retry
-        cfg = write_campaign(tmp_path / "c.toml", server.base_url, run, budget=5, retries=1, llm="concurrency = 1",
-                             extra="[novelty]\nmax_similarity = 1.0")
+        cfg = write_campaign(
+            tmp_path / "c.toml",
+            server.base_url,
+            run,
+            budget=5,
+            retries=1,
+            llm="concurrency = 1",
+            extra="[novelty]\nmax_similarity = 1.0",
+        )
         server.push(("status", 500), ("status", 500))  # c0001's first request gets no answer (tried twice)
         summary = run_campaign(cfg, progress=False, evaluate=fake_evaluate)
         asked = len(server.requests)

@@ -9,7 +9,6 @@ from generator.archive import Archive
 from generator.campaign.loop import format_status, resume, run_campaign
 from generator.config import ConfigError
 from generator.scoring.fitness import Fitness, TaskFitness
-from test_campaign import make_config, server  # noqa: F401 (fixtures)
 
 TRAIN, VALID = "convolution_milo/A100", "convolution_milo/A4000"
 
@@ -30,7 +29,7 @@ class Recorder:
         return Fitness(sum(f.score for f in per.values()) / len(per), per, 0.01)
 
 
-def test_validation_tasks_choose_the_winner_and_selection_never_sees_them(server, make_config, capsys):  # noqa: F811
+def test_validation_tasks_choose_the_winner_and_selection_never_sees_them(server, make_config, capsys):
     cfg = make_config(server, "val", budget=8, extra="")
     sets = f'train = ["hub:{TRAIN}"]\nvalidation = ["hub:{VALID}"]\nfinalists = 3'
     text = cfg.read_text().replace(f'train = ["hub:{TRAIN}"]', sets)
@@ -67,18 +66,21 @@ def test_validation_tasks_choose_the_winner_and_selection_never_sees_them(server
     assert all(call != [VALID] for call in rec.calls[before:])
 
 
-@pytest.mark.parametrize("sets", [('train = ["hub:{t}"]\nvalidation = ["hub:{t}"]'),
-                                  ('train = ["hub:{t}"]\ntest = ["hub:convolution_milo"]')])
-def test_a_task_in_two_sets_is_refused_before_anything_is_written(server, make_config, sets):  # noqa: F811
+@pytest.mark.parametrize(
+    "sets",
+    [('train = ["hub:{t}"]\nvalidation = ["hub:{t}"]'), ('train = ["hub:{t}"]\ntest = ["hub:convolution_milo"]')],
+)
+def test_a_task_in_two_sets_is_refused_before_anything_is_written(server, make_config, sets):
     cfg = make_config(server, "both")
     cfg.write_text(cfg.read_text().replace(f'train = ["hub:{TRAIN}"]', sets.format(t=TRAIN)))
-    with pytest.raises(ConfigError, match=f"'{TRAIN}' is in both tasks.train and tasks.(validation|test); a task "
-                                          "belongs to one set"):
+    with pytest.raises(
+        ConfigError, match=f"'{TRAIN}' is in both tasks.train and tasks.(validation|test); a task belongs to one set"
+    ):
         run_campaign(cfg, progress=False, evaluate=Recorder())
     assert not (cfg.parent / "both").exists()
 
 
-def test_a_run_made_before_validation_existed_still_continues(server, make_config):  # noqa: F811
+def test_a_run_made_before_validation_existed_still_continues(server, make_config):
     cfg = make_config(server, "old", budget=3)
     run_campaign(cfg, progress=False, evaluate=Recorder())
     stored = cfg.parent / "old" / "config.json"
@@ -100,8 +102,10 @@ def test_the_final_choice_weighs_kernel_families_not_spaces():
     assert family_score(gemm_fit, tasks)[0] < family_score(broad, tasks)[0]  # 0.433 < 0.6; by space 0.62 > 0.6
     mean, se = family_score(broad, tasks)
     assert mean == 0.6 and se == 0.0
-    finalists = [Finalist("c1", 0.9, family_score(gemm_fit, tasks)[0], gemm_fit),
-                 Finalist("c2", 0.8, family_score(broad, tasks)[0], broad)]
+    finalists = [
+        Finalist("c1", 0.9, family_score(gemm_fit, tasks)[0], gemm_fit),
+        Finalist("c2", 0.8, family_score(broad, tasks)[0], broad),
+    ]
     _rank_folds(finalists, tasks)
     # without scan or fwht, broad still leads (0.6 vs 0.55); without gemm it leads too
     assert finalists[1].fold_ranks == {"fwht": 1, "gemm": 1, "scan": 1}
@@ -112,7 +116,7 @@ def test_the_final_choice_weighs_kernel_families_not_spaces():
 TEST = "dedispersion_milo/A4000"
 
 
-def test_the_test_set_is_opened_once_for_the_final_winner_and_never_again(server, make_config, capsys):  # noqa: F811
+def test_the_test_set_is_opened_once_for_the_final_winner_and_never_again(server, make_config, capsys):
     cfg = make_config(server, "sealed", budget=6, extra="")
     sets = f'train = ["hub:{TRAIN}"]\nvalidation = ["hub:{VALID}"]\nfinalists = 2\ntest = ["hub:{TEST}"]'
     cfg.write_text(cfg.read_text().replace(f'train = ["hub:{TRAIN}"]', sets))

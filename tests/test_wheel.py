@@ -20,8 +20,9 @@ SKIP = shutil.ignore_patterns(".git", "results", "build", "dist", "*.egg-info", 
 
 
 def _pip(*args: str, python: str = sys.executable) -> None:
-    proc = subprocess.run([python, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [python, "-m", "pip", "--disable-pip-version-check", "-q", *args], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
@@ -38,11 +39,23 @@ def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_cam
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
 
     def tunesmith(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([str(python), "-c", "import sys; from generator.cli import main; sys.exit(main())",
-                               *args], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+        return subprocess.run(
+            [str(python), "-c", "import sys; from generator.cli import main; sys.exit(main())", *args],
+            capture_output=True,
+            text=True,
+            cwd=elsewhere,
+            env=env,
+            timeout=300,
+        )
 
-    where = subprocess.run([str(python), "-c", "import generator; print(generator.__file__)"], capture_output=True,
-                           text=True, cwd=elsewhere, env=env, check=True).stdout.strip()
+    where = subprocess.run(
+        [str(python), "-c", "import generator; print(generator.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=env,
+        check=True,
+    ).stdout.strip()
     assert Path(where).is_relative_to(purelib), f"generator came from {where}, not from the wheel"
     prompt = tunesmith("prompt", "campaigns/quickstart.toml")
     assert prompt.returncode == 0, prompt.stderr[-3000:]

@@ -30,20 +30,32 @@ def _candidate_runs(archive: Archive) -> dict:
     for race in archive.races():
         raced[race["id"]] = max(raced.get(race["id"], 0), race["to"])
     timing = lambda key: round(sum(c.timings.get(key) or 0 for c in rows), 1)  # noqa: E731 - one sum, two keys
-    return {"candidates": len(rows), "near_copies_not_run": len(rows) - len(ran),
-            "first_runs": sum(v.get("runs") or 0 for v in per_task),
-            "racing_runs": sum((to - first_repeats) * tasks for to in raced.values()),
-            "write_s": timing("llm_s"), "evaluate_s": timing("eval_s")}
+    return {
+        "candidates": len(rows),
+        "near_copies_not_run": len(rows) - len(ran),
+        "first_runs": sum(v.get("runs") or 0 for v in per_task),
+        "racing_runs": sum((to - first_repeats) * tasks for to in raced.values()),
+        "write_s": timing("llm_s"),
+        "evaluate_s": timing("eval_s"),
+    }
 
 
 def _hpo(run: Path, train_tasks: int) -> list[dict]:
     out = []
     for h in load_results(run).values():
         n = sum(h.trials.get(k, 0) for k in ("complete", "pruned", "failed"))
-        out.append({"candidate": h.candidate_id, "trials": h.trials, "trial_repeats": h.repeats,
-                    "report_repeats": h.report_repeats, "wall_s": h.wall_s, "accepted": h.accepted,
-                    "trial_runs_at_most": n * h.repeats * train_tasks,
-                    "report_runs": 2 * (h.report_repeats or 0) * len(h.train.tasks if h.train else [])})
+        out.append(
+            {
+                "candidate": h.candidate_id,
+                "trials": h.trials,
+                "trial_repeats": h.repeats,
+                "report_repeats": h.report_repeats,
+                "wall_s": h.wall_s,
+                "accepted": h.accepted,
+                "trial_runs_at_most": n * h.repeats * train_tasks,
+                "report_runs": 2 * (h.report_repeats or 0) * len(h.train.tasks if h.train else []),
+            }
+        )
     return out
 
 
@@ -53,12 +65,20 @@ def record(run: Path) -> dict:
     status = archive.status()
     choice, test = load_choice(run), load_test(run)
     final_runs = len(choice.finalists) * choice.repeats * len(choice.tasks) if choice else 0
-    return {"run": run.name, "wall_s": round(status["updated"] - created, 1), "state": status["state"],
-            **_candidate_runs(archive), "llm_usage": status.get("usage"),
-            "hpo": _hpo(run, len(archive.config["tasks"]["train"])), "final_choice_runs": final_runs,
-            "final_choice": choice and {k: choice.to_dict()[k] for k in ("tasks", "repeats", "winner", "finalists")},
-            "sealed_test": test and {k: asdict(test)[k] for k in ("candidate", "tasks", "repeats", "opened", "score",
-                                                                   "se_families", "per_task")}}
+    return {
+        "run": run.name,
+        "wall_s": round(status["updated"] - created, 1),
+        "state": status["state"],
+        **_candidate_runs(archive),
+        "llm_usage": status.get("usage"),
+        "hpo": _hpo(run, len(archive.config["tasks"]["train"])),
+        "final_choice_runs": final_runs,
+        "final_choice": choice and {k: choice.to_dict()[k] for k in ("tasks", "repeats", "winner", "finalists")},
+        "sealed_test": test
+        and {
+            k: asdict(test)[k] for k in ("candidate", "tasks", "repeats", "opened", "score", "se_families", "per_task")
+        },
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -43,15 +43,32 @@ def provenance(base: dict, cv: dict, label: str, values: dict) -> Provenance:
     winner = next(s for s in cv["strategies"] if s["label"] == label)
     est = cv["selection_estimate"]
     changed = f" with the defaults {json.dumps(values)}" if values else ""
-    note = (f"not a campaign's choice: `{Path(label.split(':')[0]).stem}`{changed}, picked from "
-            f"{len(cv['strategies'])} strategies by the generalisation protocol (docs/explanation/generalisation.md): "
-            f"cross-validation over {len(cv['families'])} kernel families, test families {cv['sealed']} sealed; "
-            f"family-weighted P {winner['mean']:.3f} ± {winner['se_kernels']:.3f}; a pick made without the family "
-            f"it is scored on gets {est['mean']:.3f} ± {est['se']:.3f} (benchmarks/results/protocol/)")
-    scores = {"crossval": {"families": list(cv["families"]), "mean": winner["mean"], "se_kernels": winner["se_kernels"],
-                           "per_family": winner["per_family"], "selection_estimate": est}}
-    return Provenance(base["campaign"], base["candidate_id"], base["ancestors"], base["generator"], base["run_dir"],
-                      base["description"], scores, note=note)
+    note = (
+        f"not a campaign's choice: `{Path(label.split(':')[0]).stem}`{changed}, picked from "
+        f"{len(cv['strategies'])} strategies by the generalisation protocol (docs/explanation/generalisation.md): "
+        f"cross-validation over {len(cv['families'])} kernel families, test families {cv['sealed']} sealed; "
+        f"family-weighted P {winner['mean']:.3f} ± {winner['se_kernels']:.3f}; a pick made without the family "
+        f"it is scored on gets {est['mean']:.3f} ± {est['se']:.3f} (benchmarks/results/protocol/)"
+    )
+    scores = {
+        "crossval": {
+            "families": list(cv["families"]),
+            "mean": winner["mean"],
+            "se_kernels": winner["se_kernels"],
+            "per_family": winner["per_family"],
+            "selection_estimate": est,
+        }
+    }
+    return Provenance(
+        base["campaign"],
+        base["candidate_id"],
+        base["ancestors"],
+        base["generator"],
+        base["run_dir"],
+        base["description"],
+        scores,
+        note=note,
+    )
 
 
 def main(argv=None) -> int:

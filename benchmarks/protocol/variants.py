@@ -10,7 +10,6 @@ family it is scored on) pays for the choice among them: picking the luckiest of 
 Usage: python3 benchmarks/protocol/variants.py [N]   (default 8)
 """
 
-import math
 import random
 import sys
 from pathlib import Path

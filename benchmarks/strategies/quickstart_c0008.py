@@ -18,15 +18,17 @@ class SpreadHammingKnnLateAcceptanceRestartSearch:
     """Single-point local search with Latin-hypercube-like spread initial sample, Hamming neighbours, k-nearest-neighbour screening of moves, late acceptance, random restarts on stagnation."""
 
     hyperparameters = {
-        'init_size': {'type': 'int', 'low': 1, 'high': 64, 'default': 28},
-        'knn_k': {'type': 'int', 'low': 1, 'high': 10, 'default': 3},
-        'explore_rate': {'type': 'float', 'low': 0.0, 'high': 0.5, 'default': 0.1},
-        'history_length': {'type': 'int', 'low': 2, 'high': 50, 'default': 23},
-        'patience': {'type': 'int', 'low': 3, 'high': 200, 'default': 92},
-        'restart_sample': {'type': 'int', 'low': 1, 'high': 16, 'default': 9},
+        "init_size": {"type": "int", "low": 1, "high": 64, "default": 28},
+        "knn_k": {"type": "int", "low": 1, "high": 10, "default": 3},
+        "explore_rate": {"type": "float", "low": 0.0, "high": 0.5, "default": 0.1},
+        "history_length": {"type": "int", "low": 2, "high": 50, "default": 23},
+        "patience": {"type": "int", "low": 3, "high": 200, "default": 92},
+        "restart_sample": {"type": "int", "low": 1, "high": 16, "default": 9},
     }
 
-    def __init__(self, budget=5000, init_size=28, knn_k=3, explore_rate=0.1, history_length=23, patience=92, restart_sample=9):
+    def __init__(
+        self, budget=5000, init_size=28, knn_k=3, explore_rate=0.1, history_length=23, patience=92, restart_sample=9
+    ):
         self.budget = int(budget)  # most unique evaluations, as in Kernel Tuner's custom strategies
         self.init_size = int(init_size)
         self.knn_k = int(knn_k)

@@ -20,6 +20,7 @@ OUT = ROOT / "docs" / "_generated"
 
 # ---------------------------------------------------------------- campaign file (pydantic schema)
 
+
 def _type_name(annotation) -> str:
     """A field's type as a user writes it in TOML."""
     origin = typing.get_origin(annotation)
@@ -33,8 +34,9 @@ def _type_name(annotation) -> str:
         return f"list of {_type_name(args[0])}" if args else "list"
     if origin is dict or annotation is dict:
         return "table"
-    return {int: "integer", float: "number", str: "string", bool: "boolean"}.get(annotation, getattr(
-        annotation, "__name__", str(annotation)))
+    return {int: "integer", float: "number", str: "string", bool: "boolean"}.get(
+        annotation, getattr(annotation, "__name__", str(annotation))
+    )
 
 
 def _default(field) -> str:
@@ -74,8 +76,11 @@ def campaign_reference() -> str:
     walk(CampaignConfig, "")
     out = []
     for prefix, model in sections:
-        keys = [(n, f) for n, f in model.model_fields.items()
-                if not (isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel))]
+        keys = [
+            (n, f)
+            for n, f in model.model_fields.items()
+            if not (isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel))
+        ]
         if not keys:
             continue
         out.append(f"## `[{prefix}]`" if prefix else "## Top level")
@@ -85,8 +90,9 @@ def campaign_reference() -> str:
         out.append("| key | type | default | meaning |")
         out.append("| --- | --- | --- | --- |")
         for name, field in keys:
-            out.append(f"| `{name}` | {_type_name(field.annotation)} | {_default(field)} | "
-                       f"{_cell(field.description or '')} |")
+            out.append(
+                f"| `{name}` | {_type_name(field.annotation)} | {_default(field)} | {_cell(field.description or '')} |"
+            )
         out.append("")
     return "\n".join(out)
 
@@ -112,6 +118,7 @@ def undescribed_keys() -> list[str]:
 
 
 # ---------------------------------------------------------------- CLI (argparse)
+
 
 def _subparsers(parser):
     import argparse
@@ -142,6 +149,7 @@ def cli_reference() -> str:
 
 # ---------------------------------------------------------------- run directory
 
+
 def run_directory_layout() -> str:
     """The layout block of generator/archive.py's docstring, as the code documents it."""
     import generator.archive
@@ -150,7 +158,7 @@ def run_directory_layout() -> str:
     block = re.search(r"```\n(RUN_DIR/.*?)```", doc, re.S)
     if not block:
         raise RuntimeError("generator/archive.py's docstring has no RUN_DIR/ layout block")
-    rest = doc[block.end():].strip()
+    rest = doc[block.end() :].strip()
     return "```text\n" + block.group(1).rstrip() + "\n```\n\n" + rest + "\n"
 
 
@@ -163,29 +171,41 @@ def token_usage() -> dict:
     """Prompt and completion tokens per 100 candidates of the quickstart, from its recorded JSON."""
     data = json.loads((ROOT / "benchmarks" / "results" / "quickstart_tokens.json").read_text())
     scale = 100 / data["candidates"]
-    return {**data, "prompt_per_100": data["prompt_tokens"] * scale,
-            "completion_per_100": data["completion_tokens"] * scale}
+    return {
+        **data,
+        "prompt_per_100": data["prompt_tokens"] * scale,
+        "completion_per_100": data["completion_tokens"] * scale,
+    }
 
 
 def cost_table() -> str:
     """Expected tokens and USD per 100 candidates for a few hosted models (litellm's price table)."""
     import generator  # noqa: F401  (litellm's bundled price table, no network fetch)
+
+    # isort: split
     import litellm
 
     use = token_usage()
-    out = [f"Recorded: {use['candidates']} candidates, {use['calls']} calls, "
-           f"{use['prompt_tokens']:,} prompt and {use['completion_tokens']:,} completion tokens "
-           f"(`{use['command']}`, {use['date']}, {use['machine']}; `benchmarks/results/quickstart_tokens.json`).",
-           "", "| model | prompt tokens / 100 candidates | completion tokens / 100 | USD / 100 candidates |",
-           "| --- | ---: | ---: | ---: |"]
+    out = [
+        f"Recorded: {use['candidates']} candidates, {use['calls']} calls, "
+        f"{use['prompt_tokens']:,} prompt and {use['completion_tokens']:,} completion tokens "
+        f"(`{use['command']}`, {use['date']}, {use['machine']}; `benchmarks/results/quickstart_tokens.json`).",
+        "",
+        "| model | prompt tokens / 100 candidates | completion tokens / 100 | USD / 100 candidates |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for model in COST_MODELS:
         price = litellm.model_cost.get(model)
         if not price:
             raise RuntimeError(f"litellm {_version('litellm')} has no price for {model!r}: pick another in COST_MODELS")
-        usd = (use["prompt_per_100"] * price["input_cost_per_token"]
-               + use["completion_per_100"] * price["output_cost_per_token"])
-        out.append(f"| `{price.get('litellm_provider', '')}/{model}` | {use['prompt_per_100']:,.0f} | "
-                   f"{use['completion_per_100']:,.0f} | {usd:.2f} |")
+        usd = (
+            use["prompt_per_100"] * price["input_cost_per_token"]
+            + use["completion_per_100"] * price["output_cost_per_token"]
+        )
+        out.append(
+            f"| `{price.get('litellm_provider', '')}/{model}` | {use['prompt_per_100']:,.0f} | "
+            f"{use['completion_per_100']:,.0f} | {usd:.2f} |"
+        )
     out.append("")
     out.append(f"Prices from litellm {_version('litellm')}'s `model_cost` table at build time.")
     return "\n".join(out)
@@ -204,21 +224,30 @@ def problems_table() -> str:
     from generator.config import TasksConfig
     from generator.tasks.entries import load_task_set
 
-    entries = sorted(f"problem:{c.parent.name}/{c.name.split('.')[0]}"
-                     for c in (ROOT / "problems" / "caches").glob("*/*.json.gz"))
-    out = ["| task | parameters | Cartesian | valid | failed | optimum | median | median / optimum | within 5% | s per configuration |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    entries = sorted(
+        f"problem:{c.parent.name}/{c.name.split('.')[0]}" for c in (ROOT / "problems" / "caches").glob("*/*.json.gz")
+    )
+    out = [
+        "| task | parameters | Cartesian | valid | failed | optimum | median | median / optimum | within 5% | s per configuration |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for task in load_task_set(entries, TasksConfig(train=entries)):
         ok = ~task.key.failed & ~np.isnan(task.key.values)
         v = task.key.values[ok]
         best = v.max() if task.objective.higher_is_better else v.min()
         near = (v >= 0.95 * best) if task.objective.higher_is_better else (v <= 1.05 * best)
         cartesian = int(np.prod([len(vals) for vals in task.space.tune_params.values()]))
-        out.append(f"| `problem:{task.name}` | {len(task.space.tune_params)} | {cartesian:,} | {len(task.space.valid):,} | "
-                   f"{int(task.key.failed.sum())} | {best:.4g} | {np.median(v):.4g} | {np.median(v) / best:.2f} | "
-                   f"{int(near.sum())} | {task.key.eval_seconds.mean():.3f} |")
-    out += ["", "Computed from the shipped cache files when these docs were built (objective: kernel time in ms; "
-            "s per configuration: compile + verification + benchmark time as the cache records it).", ""]
+        out.append(
+            f"| `problem:{task.name}` | {len(task.space.tune_params)} | {cartesian:,} | {len(task.space.valid):,} | "
+            f"{int(task.key.failed.sum())} | {best:.4g} | {np.median(v):.4g} | {np.median(v) / best:.2f} | "
+            f"{int(near.sum())} | {task.key.eval_seconds.mean():.3f} |"
+        )
+    out += [
+        "",
+        "Computed from the shipped cache files when these docs were built (objective: kernel time in ms; "
+        "s per configuration: compile + verification + benchmark time as the cache records it).",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -226,10 +255,14 @@ def generate(out: Path = OUT) -> list[Path]:
     """Write every generated fragment and figure; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    pages = {"campaign-file.md": campaign_reference, "cli.md": cli_reference,
-             "run-directory.md": run_directory_layout, "cost.md": cost_table,
-             "problems.md": problems_table}
-    from results_pages import RESULTS  # noqa: E402  (beside this file, on sys.path via conf.py)
+    pages = {
+        "campaign-file.md": campaign_reference,
+        "cli.md": cli_reference,
+        "run-directory.md": run_directory_layout,
+        "cost.md": cost_table,
+        "problems.md": problems_table,
+    }
+    from results_pages import RESULTS
 
     pages.update(RESULTS)
     for name, make in pages.items():

@@ -16,21 +16,27 @@ import multiprocessing as mp
 import os
 import signal
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable
 
 import numpy as np
 
-from generator.errors import TunesmithError
 from generator.bench.crash import crash_message
 from generator.bench.kt_simulation import plain_cache_folder, use_plain_cache_folder
-from generator.bench.results import (StrategyResult, mean_standard_error, results_json,  # noqa: F401 (re-exported)
-                                     standard_error, table, write_json)
+from generator.bench.results import (  # noqa: F401 (re-exported)
+    StrategyResult,
+    mean_standard_error,
+    results_json,
+    standard_error,
+    table,
+    write_json,
+)
 from generator.bench.runner import StrategySpec, require_runs_on, run_once
+from generator.errors import TunesmithError
 from generator.scoring.score import Budget, TaskScore, Trace, budget_for, score_traces
-from generator.tasks.space import SearchSpace
 from generator.tasks.cache import Task
+from generator.tasks.space import SearchSpace
 
 
 def run_seed(seed: int, repeat: int) -> int:
@@ -44,8 +50,10 @@ def select_tasks(tasks: list[Task], only: list[str] | None) -> list[Task]:
         return tasks
     kept = [t for t in tasks if any(o in t.name for o in only)]
     if not kept:
-        raise TunesmithError(f"--task {' '.join(only)}: no task name matches; the names are "
-                             f"{', '.join(t.name for t in tasks[:6])}{', ...' if len(tasks) > 6 else ''}")
+        raise TunesmithError(
+            f"--task {' '.join(only)}: no task name matches; the names are "
+            f"{', '.join(t.name for t in tasks[:6])}{', ...' if len(tasks) > 6 else ''}"
+        )
     return kept
 
 
@@ -56,8 +64,9 @@ _SPACES: dict[int, SearchSpace] = {}
 _MAX_FEVALS: int | None = None
 
 
-def _init_worker(tasks: list[Task] | None, max_fevals: int | None, cache_folder: str | None = None,
-                 in_pool: bool = False) -> None:
+def _init_worker(
+    tasks: list[Task] | None, max_fevals: int | None, cache_folder: str | None = None, in_pool: bool = False
+) -> None:
     global _TASKS, _MAX_FEVALS
     if in_pool:  # Ctrl-C and `kill` are the parent's to handle: it saves what finished, then stops the workers
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -92,9 +101,16 @@ def _job(spec: StrategySpec, task_index: int, repeat: int, seed: int) -> tuple:
 # ------------------------------------------------------------------------ parent side
 
 
-def bench(tasks: list[Task], specs: list[StrategySpec], repeats: int = 50, seed: int = 0,
-          workers: int | None = None, progress: bool = True, max_fevals: int | None = None,
-          on_result: Callable[[StrategyResult], None] | None = None) -> list[StrategyResult]:
+def bench(
+    tasks: list[Task],
+    specs: list[StrategySpec],
+    repeats: int = 50,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: bool = True,
+    max_fevals: int | None = None,
+    on_result: Callable[[StrategyResult], None] | None = None,
+) -> list[StrategyResult]:
     """Run every strategy on every task `repeats` times and score it; strategies one after another.
 
     `on_result` gets each strategy's result as soon as it is scored (`tunesmith bench` writes its
@@ -164,8 +180,10 @@ def _result(spec, tasks, traces, failed: dict[int, str], seed, wall_s) -> Strate
             errors[task.name] = f"scoring {spec.label} on {task.name} failed: {exc}"
             continue
         except Exception as exc:  # noqa: BLE001 - Tunesmith's scoring, not the strategy: keep the others
-            errors[task.name] = (f"scoring {spec.label} on {task.name} failed: {type(exc).__name__}: {exc}; "
-                                 "please report it (with this line) to Tunesmith")
+            errors[task.name] = (
+                f"scoring {spec.label} on {task.name} failed: {type(exc).__name__}: {exc}; "
+                "please report it (with this line) to Tunesmith"
+            )
             continue
         evals[task.name] = float(np.mean([t.rows.size for t in traces[ti]]))
     mean = float(np.mean([s.score for s in per_task.values()])) if per_task and not errors else float("nan")
@@ -214,8 +232,13 @@ def _run_strategy(pool, spec, n_tasks, repeats, seed, bar) -> tuple[list[list[Tr
             ti, r, trace, _, error = future.result()
         except BrokenProcessPool:
             broken = True
-            trace, error = None, (f"strategy {spec.label}: a worker process died during its runs (killed, out of "
-                                  "memory, or a crash of the interpreter); run it with --workers 1 to see the error")
+            trace, error = (
+                None,
+                (
+                    f"strategy {spec.label}: a worker process died during its runs (killed, out of "
+                    "memory, or a crash of the interpreter); run it with --workers 1 to see the error"
+                ),
+            )
         record(ti, r, trace, error)
         if error is not None:
             for other, job in futures.items():
@@ -229,8 +252,9 @@ def _pool(tasks, workers, max_fevals, cache_folder) -> ProcessPoolExecutor:
     methods = mp.get_all_start_methods()
     if "fork" in methods:  # children inherit the loaded tasks instead of unpickling them
         _TASKS = tasks
-        return ProcessPoolExecutor(workers, mp.get_context("fork"), initializer=_init_worker,
-                                   initargs=(None, max_fevals, cache_folder, True))
+        return ProcessPoolExecutor(
+            workers, mp.get_context("fork"), initializer=_init_worker, initargs=(None, max_fevals, cache_folder, True)
+        )
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(tasks, max_fevals, cache_folder, True))
 
 
@@ -251,4 +275,4 @@ def _progress(total: int, enabled: bool):
 def bar_label(label: str, width: int = 40) -> str:
     """A strategy's name on the bar: a file's name without its folders, cut at the end (the start names it)."""
     name = label.rstrip("/").rsplit("/", 1)[-1] if label.endswith(".py") else label
-    return name if len(name) <= width else name[:width - 1] + "\u2026"
+    return name if len(name) <= width else name[: width - 1] + "\u2026"

@@ -25,20 +25,27 @@ def crash_message(spec, task_name: str, repeat: int, exc: BaseException) -> str:
         return str(exc)
     if isinstance(exc, ModuleNotFoundError) and exc.name:  # Kernel Tuner's skopt and pyatf_strategies import late
         package = PIP_NAMES.get(exc.name.split(".")[0], exc.name.split(".")[0])
-        return (f"{spec.label} could not run: it needs the Python module {exc.name!r}, which is not "
-                f"installed; pip install {package}, or leave {spec.label} out")
+        return (
+            f"{spec.label} could not run: it needs the Python module {exc.name!r}, which is not "
+            f"installed; pip install {package}, or leave {spec.label} out"
+        )
     frames = traceback.extract_tb(exc.__traceback__)
     where = frames[-1] if frames else None
     at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
     what = f"{type(exc).__name__}: {_one_line(exc)}{at}"
     own = _strategy_files(spec)
     if any(_resolved(f.filename) in own for f in frames):
-        fix = ("in Kernel Tuner's own strategy code: check its options, or report it to Kernel Tuner"
-               if spec.kind == "builtin" else "fix the strategy")
+        fix = (
+            "in Kernel Tuner's own strategy code: check its options, or report it to Kernel Tuner"
+            if spec.kind == "builtin"
+            else "fix the strategy"
+        )
         return f"strategy {spec.label} crashed on {task_name} (repeat {repeat}): {what}; {fix}"
     owner = _owner(where.filename) if where else "Tunesmith"
-    return (f"{spec.label} could not run on {task_name} (repeat {repeat}): {what}, in {owner}'s code around the "
-            f"strategy, not in the strategy; please report it (with this line) to Tunesmith")
+    return (
+        f"{spec.label} could not run on {task_name} (repeat {repeat}): {what}, in {owner}'s code around the "
+        f"strategy, not in the strategy; please report it (with this line) to Tunesmith"
+    )
 
 
 def _one_line(exc: BaseException) -> str:
@@ -61,8 +68,9 @@ def _strategy_files(spec) -> set[str]:
         from kernel_tuner.interface import strategy_map
 
         module = strategy_map.get(spec.target)
-        path = getattr(module, "__file__", None) or getattr(sys.modules.get(getattr(module, "__module__", "")),
-                                                              "__file__", None)
+        path = getattr(module, "__file__", None) or getattr(
+            sys.modules.get(getattr(module, "__module__", "")), "__file__", None
+        )
         return {_resolved(path)} if path else set()
     return set()
 

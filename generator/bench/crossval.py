@@ -32,6 +32,7 @@ from generator.bench.leave_one_out import standard_error_of_mean as _se
 from generator.errors import TunesmithError
 from generator.tasks.families import families_of, family_of
 
+
 def sealed_families(protocol: Path | str | None) -> list[str]:
     """The families a protocol file seals as the test set (`sealed = [...]`); none without a file."""
     if protocol is None:
@@ -39,8 +40,9 @@ def sealed_families(protocol: Path | str | None) -> list[str]:
     try:
         doc = tomllib.loads(Path(protocol).read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise TunesmithError(f"{protocol}: cannot read the protocol file ({exc}); give a TOML file with "
-                             "sealed = [\"family\", ...]") from None
+        raise TunesmithError(
+            f'{protocol}: cannot read the protocol file ({exc}); give a TOML file with sealed = ["family", ...]'
+        ) from None
     sealed = doc.get("sealed", [])
     if not isinstance(sealed, list) or not all(isinstance(s, str) for s in sealed):
         raise TunesmithError(f"{protocol}: 'sealed' must be a list of family names, e.g. sealed = [\"spmv\"]")
@@ -55,8 +57,9 @@ def split_sealed(tasks: list, protocol, open_sealed: bool = False) -> list:
     kept = [t for t in tasks if (family_of(t.name) in sealed) == open_sealed]
     if not kept:
         which = "in" if open_sealed else "outside"
-        raise TunesmithError(f"--protocol {protocol}: no task {which} the sealed families {sorted(sealed)}; "
-                             "check --tasks")
+        raise TunesmithError(
+            f"--protocol {protocol}: no task {which} the sealed families {sorted(sealed)}; check --tasks"
+        )
     return kept
 
 
@@ -90,7 +93,8 @@ class ScoreTable:
                 per = {t: v for t, v in entry.get("per_task", {}).items() if v.get("score") is not None}
                 scores.setdefault(label, {}).update({t: float(v["score"]) for t, v in per.items()})
                 ses.setdefault(label, {}).update(
-                    {t: float(v["se"]) if v.get("se") is not None else math.nan for t, v in per.items()})
+                    {t: float(v["se"]) if v.get("se") is not None else math.nan for t, v in per.items()}
+                )
         return cls(scores, ses)
 
     def without(self, families: list[str]) -> ScoreTable:
@@ -164,19 +168,28 @@ class CrossValidation:
 
     def to_dict(self) -> dict:
         mean, se = self.selection_estimate
-        return {"families": self.families, "sealed": self.sealed, "winner": self.winner,
-                "selection_estimate": {"mean": mean, "se": se},
-                "strategies": [{**asdict(s), "rank_spread": list(s.rank_spread)} for s in self.strategies],
-                "folds": [asdict(f) for f in self.folds]}
+        return {
+            "families": self.families,
+            "sealed": self.sealed,
+            "winner": self.winner,
+            "selection_estimate": {"mean": mean, "se": se},
+            "strategies": [{**asdict(s), "rank_spread": list(s.rank_spread)} for s in self.strategies],
+            "folds": [asdict(f) for f in self.folds],
+        }
 
 
 def family_matrix(table: ScoreTable, families: dict[str, list[str]]) -> tuple[np.ndarray, np.ndarray]:
     """Strategies x families: mean P over each family's spaces, and its noise standard error."""
     strategies = table.strategies
-    means = np.array([[np.mean([table.scores[s][t] for t in tasks]) for tasks in families.values()]
-                      for s in strategies])
-    noise = np.array([[math.sqrt(sum(table.ses[s][t] ** 2 for t in tasks)) / len(tasks) for tasks in families.values()]
-                      for s in strategies])
+    means = np.array(
+        [[np.mean([table.scores[s][t] for t in tasks]) for tasks in families.values()] for s in strategies]
+    )
+    noise = np.array(
+        [
+            [math.sqrt(sum(table.ses[s][t] ** 2 for t in tasks)) / len(tasks) for tasks in families.values()]
+            for s in strategies
+        ]
+    )
     return means, noise
 
 
@@ -191,8 +204,10 @@ def cross_validate(table: ScoreTable, sealed: list[str] = ()) -> CrossValidation
     table = table.without(list(sealed))
     families = families_of(table.tasks)
     if len(families) < 3:
-        raise TunesmithError(f"crossval: {len(families)} kernel families in the table ({', '.join(families)}); "
-                             "cross-validation by family needs at least 3: bench on more kernels")
+        raise TunesmithError(
+            f"crossval: {len(families)} kernel families in the table ({', '.join(families)}); "
+            "cross-validation by family needs at least 3: bench on more kernels"
+        )
     if not table.strategies:
         raise TunesmithError("crossval: no strategies in the table")
     labels, names = table.strategies, list(families)
@@ -205,10 +220,18 @@ def cross_validate(table: ScoreTable, sealed: list[str] = ()) -> CrossValidation
         fold_ranks[fam] = _ranks(np.delete(means, j, axis=1).mean(axis=1))
     for i, label in enumerate(labels):
         diff = means[i] - means[best]
-        rows.append(StrategyCV(label, float(overall[i]), _se(means[i]),
-                               float(math.sqrt(np.sum(noise[i] ** 2)) / len(names)),
-                               {f: float(means[i, j]) for j, f in enumerate(names)},
-                               {f: int(fold_ranks[f][i]) for f in names}, float(diff.mean()), _se(diff)))
+        rows.append(
+            StrategyCV(
+                label,
+                float(overall[i]),
+                _se(means[i]),
+                float(math.sqrt(np.sum(noise[i] ** 2)) / len(names)),
+                {f: float(means[i, j]) for j, f in enumerate(names)},
+                {f: int(fold_ranks[f][i]) for f in names},
+                float(diff.mean()),
+                _se(diff),
+            )
+        )
     rows.sort(key=lambda r: -r.mean)
     folds = []
     for j, fam in enumerate(names):
@@ -225,8 +248,9 @@ def load_tables(paths: list[Path | str]) -> ScoreTable:
         try:
             docs.append(json.loads(Path(path).read_text()))
         except (OSError, json.JSONDecodeError) as exc:
-            raise TunesmithError(f"{path}: not a bench result ({exc}); give files written by tunesmith bench --json") \
-                from None
+            raise TunesmithError(
+                f"{path}: not a bench result ({exc}); give files written by tunesmith bench --json"
+            ) from None
     return ScoreTable.from_bench_json(docs)
 
 
@@ -245,15 +269,27 @@ def markdown(cv: CrossValidation) -> str:
     lines = ["| " + " | ".join(head) + " |", "| --- " + "| ---: " * (len(head) - 1) + "|"]
     for s in cv.strategies:
         lo, mid, hi = s.rank_spread
-        cells = [_short(s.label), f"{s.mean:.3f}", f"{s.se_kernels:.3f}", f"{s.se_noise:.3f}",
-                 "" if s.label == cv.winner else f"{s.diff_to_best:+.3f} ± {s.diff_se:.3f}", f"{lo}/{mid}/{hi}"]
+        cells = [
+            _short(s.label),
+            f"{s.mean:.3f}",
+            f"{s.se_kernels:.3f}",
+            f"{s.se_noise:.3f}",
+            "" if s.label == cv.winner else f"{s.diff_to_best:+.3f} ± {s.diff_se:.3f}",
+            f"{lo}/{mid}/{hi}",
+        ]
         lines.append("| " + " | ".join(cells + [f"{s.per_family[f]:.3f}" for f in names]) + " |")
     mean, se = cv.selection_estimate
-    lines += ["", f"Selection estimate (leave one family out, {len(cv.folds)} folds): the pick scores "
-              f"{mean:.3f} ± {se:.3f} on a family it never saw; in-sample the winner scores {cv.strategies[0].mean:.3f}.",
-              "", "| left-out family | spaces | chosen without it | its P there | best there | best P |",
-              "| --- | ---: | --- | ---: | --- | ---: |"]
+    lines += [
+        "",
+        f"Selection estimate (leave one family out, {len(cv.folds)} folds): the pick scores "
+        f"{mean:.3f} ± {se:.3f} on a family it never saw; in-sample the winner scores {cv.strategies[0].mean:.3f}.",
+        "",
+        "| left-out family | spaces | chosen without it | its P there | best there | best P |",
+        "| --- | ---: | --- | ---: | --- | ---: |",
+    ]
     for f in cv.folds:
-        lines.append(f"| {f.family} | {len(cv.families[f.family])} | {_short(f.chosen)} | {f.chosen_p:.3f} | "
-                     f"{_short(f.best)} | {f.best_p:.3f} |")
+        lines.append(
+            f"| {f.family} | {len(cv.families[f.family])} | {_short(f.chosen)} | {f.chosen_p:.3f} | "
+            f"{_short(f.best)} | {f.best_p:.3f} |"
+        )
     return "\n".join(lines)

@@ -17,9 +17,20 @@ from generator.errors import TunesmithError
 
 # Kernel Tuner 1.5.0 strategies that finish on these budgets (bayes_opt and the pyATF ones need
 # extra packages or hours), and the two generated strategies of the 2025 paper.
-DEFAULT_BASELINES = ("random_sample", "genetic_algorithm", "simulated_annealing", "diff_evo", "pso",
-                     "firefly_algorithm", "dual_annealing", "greedy_ils", "mls", "basinhopping",
-                     "hybrid_vndx", "adaptive_tabu_greywolf")
+DEFAULT_BASELINES = (
+    "random_sample",
+    "genetic_algorithm",
+    "simulated_annealing",
+    "diff_evo",
+    "pso",
+    "firefly_algorithm",
+    "dual_annealing",
+    "greedy_ils",
+    "mls",
+    "basinhopping",
+    "hybrid_vndx",
+    "adaptive_tabu_greywolf",
+)
 
 
 @dataclass
@@ -52,19 +63,32 @@ class Generalisation:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Generalisation":
+    def from_dict(cls, data: dict) -> Generalisation:
         data = dict(data)
         data["rows"] = [Row(**r) for r in data["rows"]]
         return cls(**data)
 
-    def merged(self, other: "Generalisation") -> "Generalisation":
+    def merged(self, other: Generalisation) -> Generalisation:
         """Both tables' rows (same tasks, repeats and seed: bench gives every strategy the same runs)."""
-        if (self.train, self.test, self.extra, self.repeats, self.seed) != \
-                (other.train, other.test, other.extra, other.repeats, other.seed):
+        if (self.train, self.test, self.extra, self.repeats, self.seed) != (
+            other.train,
+            other.test,
+            other.extra,
+            other.repeats,
+            other.seed,
+        ):
             raise TunesmithError("generalisation: tables differ in tasks, repeats or seed; they cannot be merged")
         rows = {r.label: r for r in self.rows + other.rows}
-        return Generalisation(self.train, self.test, _sorted(list(rows.values())), self.repeats, self.seed,
-                              self.date, self.note, self.extra)
+        return Generalisation(
+            self.train,
+            self.test,
+            _sorted(list(rows.values())),
+            self.repeats,
+            self.seed,
+            self.date,
+            self.note,
+            self.extra,
+        )
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -84,9 +108,17 @@ def _sorted(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda row: -(row.test if row.test is not None else row.train or -9))
 
 
-def compare(train: list, test: list, strategies: list[str], repeats: int = 10, seed: int = 0,
-            workers: int | None = None, progress: bool = True, note: str = "",
-            extra: list | None = None) -> Generalisation:
+def compare(
+    train: list,
+    test: list,
+    strategies: list[str],
+    repeats: int = 10,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: bool = True,
+    note: str = "",
+    extra: list | None = None,
+) -> Generalisation:
     """Run every strategy on train + test (+ extra) tasks (bench: same budgets and seeds) and tabulate."""
     from generator.bench.bench import bench
     from generator.bench.runner import parse_strategy
@@ -95,16 +127,32 @@ def compare(train: list, test: list, strategies: list[str], repeats: int = 10, s
         raise TunesmithError("generalisation: no strategies given; name exported modules and/or built-ins")
     extra = list(extra or [])
     tasks = list(train) + list(test) + extra
-    results = bench(tasks, [parse_strategy(s) for s in strategies], repeats=repeats, seed=seed,
-                    workers=workers, progress=progress)
+    results = bench(
+        tasks, [parse_strategy(s) for s in strategies], repeats=repeats, seed=seed, workers=workers, progress=progress
+    )
     rows = []
     for strategy, r in zip(strategies, results):
         per = {name: s.score for name, s in r.per_task.items()}
-        rows.append(Row(label_of(strategy), strategy.split(":")[0].endswith(".py"),
-                        _mean([per.get(t.name) for t in train]), _mean([per.get(t.name) for t in test]),
-                        per, round(r.wall_s, 1), _mean([per.get(t.name) for t in extra])))
-    return Generalisation([t.name for t in train], [t.name for t in test], _sorted(rows), repeats, seed, note=note,
-                          extra=[t.name for t in extra])
+        rows.append(
+            Row(
+                label_of(strategy),
+                strategy.split(":")[0].endswith(".py"),
+                _mean([per.get(t.name) for t in train]),
+                _mean([per.get(t.name) for t in test]),
+                per,
+                round(r.wall_s, 1),
+                _mean([per.get(t.name) for t in extra]),
+            )
+        )
+    return Generalisation(
+        [t.name for t in train],
+        [t.name for t in test],
+        _sorted(rows),
+        repeats,
+        seed,
+        note=note,
+        extra=[t.name for t in extra],
+    )
 
 
 def _cell(x: float | None) -> str:
@@ -120,8 +168,11 @@ def markdown(g: Generalisation) -> str:
     """The table as Markdown: generated strategies in bold; train and test columns side by side."""
     tasks = g.train + g.test + g.extra
     kind = {**{t: "extra" for t in g.extra}, **{t: "test" for t in g.test}, **{t: "train" for t in g.train}}
-    heads = ["strategy", "train P", "test P"] + (["extra P"] if g.extra else []) + \
-        [f"{_short(t)} ({kind[t]})" for t in tasks]
+    heads = (
+        ["strategy", "train P", "test P"]
+        + (["extra P"] if g.extra else [])
+        + [f"{_short(t)} ({kind[t]})" for t in tasks]
+    )
     lines = ["| " + " | ".join(heads) + " |", "| " + " | ".join(["---"] + ["---:"] * (len(heads) - 1)) + " |"]
     for row in g.rows:
         name = f"**{row.label}**" if row.generated else row.label

@@ -108,12 +108,14 @@ def _plain_cache(task: Task) -> str:
 
 def _memoised_read_cache(original):
     """Kernel Tuner re-reads the (large) cache file on every run; simulation never writes it, so read it once."""
+
     def read_cache(cachefile, open_cache=True):
         if open_cache:
             return original(cachefile, open_cache)
         if cachefile not in _READ_CACHE_MEMO:
             _READ_CACHE_MEMO[cachefile] = original(cachefile, open_cache=False)
         return _READ_CACHE_MEMO[cachefile]
+
     read_cache.tunesmith_memo = True
     return read_cache
 
@@ -131,8 +133,10 @@ def run_kernel_tuner(task: Task, strategy, options: dict, seed: int, budget: Bud
     if task.source is None:
         raise StrategyError(f"task {task.name}: has no cache file; Kernel Tuner's simulation needs one")
     if strategy == "brute_force":
-        raise StrategyError("brute_force:engine=kerneltuner: Kernel Tuner's brute_force takes no time limit, so it "
-                            "cannot run on a budget there; use brute_force (the fast engine ends it at the budget)")
+        raise StrategyError(
+            "brute_force:engine=kerneltuner: Kernel Tuner's brute_force takes no time limit, so it "
+            "cannot run on a budget there; use brute_force (the fast engine ends it at the budget)"
+        )
     if not getattr(util.read_cache, "tunesmith_memo", False):
         util.read_cache = _memoised_read_cache(util.read_cache)
     cache_path = _plain_cache(task)
@@ -150,10 +154,22 @@ def run_kernel_tuner(task: Task, strategy, options: dict, seed: int, budget: Bud
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results, _ = kernel_tuner.tune_kernel(
-            doc["kernel_name"], "", doc.get("problem_size", 1), [], dict(task.space.tune_params),
-            restrictions=restrictions, strategy=strategy, strategy_options=strategy_options,
-            cache=cache_path, simulation_mode=True, quiet=True, verbose=False, seed=seed % 2**32,
-            objective=task.objective.name, objective_higher_is_better=task.objective.higher_is_better)
+            doc["kernel_name"],
+            "",
+            doc.get("problem_size", 1),
+            [],
+            dict(task.space.tune_params),
+            restrictions=restrictions,
+            strategy=strategy,
+            strategy_options=strategy_options,
+            cache=cache_path,
+            simulation_mode=True,
+            quiet=True,
+            verbose=False,
+            seed=seed % 2**32,
+            objective=task.objective.name,
+            objective_higher_is_better=task.objective.higher_is_better,
+        )
     return trace_of_results(task, space, results, accounting)
 
 
@@ -175,7 +191,9 @@ def kernel_tuner_restrictions(task: Task, space: SearchSpace) -> list:
         return []  # the whole Cartesian product is cached: nothing to exclude
     from constraint import FunctionConstraint
 
-    def in_space(*values) -> bool:  # a plain function: Kernel Tuner deep-copies restrictions, and keeps functions as they are
+    def in_space(
+        *values,
+    ) -> bool:  # a plain function: Kernel Tuner deep-copies restrictions, and keeps functions as they are
         return space.row_of(values) is not None
 
     return [FunctionConstraint(in_space)]
@@ -197,8 +215,9 @@ def trace_of_results(task: Task, space: SearchSpace, results: list[dict], accoun
             continue
         if accounting == "package":
             runtimes = r.get("times") if isinstance(r.get("times"), list) else []
-            ms = sum(float(r.get(k) or 0) for k in ("compile_time", "verification_time", "framework_time",
-                                                       "strategy_time")) + float(sum(runtimes))
+            ms = sum(
+                float(r.get(k) or 0) for k in ("compile_time", "verification_time", "framework_time", "strategy_time")
+            ) + float(sum(runtimes))
             rows.append(row)
             seconds.append(ms / 1000)
         elif row not in seen:

@@ -67,19 +67,27 @@ class RunSpace:
         """Parameters that take more than one value among the valid configurations."""
         if self._true_tune_params is None:
             valid = self._space.valid
-            self._true_tune_params = {name: vals for p, (name, vals) in enumerate(self.tune_params.items())
-                                      if len(vals) > 1 and not np.all(valid[:, p] == valid[0, p])}
+            self._true_tune_params = {
+                name: vals
+                for p, (name, vals) in enumerate(self.tune_params.items())
+                if len(vals) > 1 and not np.all(valid[:, p] == valid[0, p])
+            }
         return self._true_tune_params
 
     # --- sampling -----------------------------------------------------------------------
     def get_random_sample_indices(self, num_samples: int) -> np.ndarray:
         if num_samples > self.size:
-            raise ValueError(f"The number of samples requested ({num_samples}) is greater than the searchspace size ({self.size})")
+            raise ValueError(
+                f"The number of samples requested ({num_samples}) is greater than the searchspace size ({self.size})"
+            )
         return np.random.choice(self.indices, size=num_samples, replace=False)
 
     def get_random_sample(self, num_samples: int) -> list[tuple]:
         if self.size < num_samples:
-            warn(f"Too many samples requested ({num_samples}), reducing the number of samples to the searchspace size ({self.size})")
+            warn(
+                f"Too many samples requested ({num_samples}), reducing the number of samples to the searchspace size ({self.size})",
+                stacklevel=2,
+            )
             num_samples = self.size
         return self.get_param_configs_at_indices(self.get_random_sample_indices(num_samples))
 
@@ -96,13 +104,17 @@ class RunSpace:
         from scipy.stats.qmc import LatinHypercube
 
         if num_samples > self.size:
-            warn(f"Too many samples requested ({num_samples}), reducing the number of samples to half of the "
-                 f"searchspace size ({self.size})")
+            warn(
+                f"Too many samples requested ({num_samples}), reducing the number of samples to half of the "
+                f"searchspace size ({self.size})",
+                stacklevel=2,
+            )
             num_samples = round(self.size / 2)
         valid = self._space.valid.astype(np.int64)
         hypercube = LatinHypercube(self.num_params, rng=np.random.default_rng(np.random.randint(0, 2**31 - 1)))
-        targets = hypercube.integers(l_bounds=valid.min(axis=0), u_bounds=valid.max(axis=0), n=num_samples,
-                                     endpoint=True)
+        targets = hypercube.integers(
+            l_bounds=valid.min(axis=0), u_bounds=valid.max(axis=0), n=num_samples, endpoint=True
+        )
         rows = list({int(np.argmin(np.abs(valid - t).sum(axis=1))) for t in targets})
         while len(rows) < num_samples:
             rows = list(set(rows + self.get_random_sample_indices(num_samples - len(rows)).tolist()))

@@ -42,15 +42,22 @@ class LeaveOneOut:
         gaps = np.array([f.gap for f in self.folds])
         held = np.array([f.held_out_p for f in self.folds])
         regret = np.array([f.best_held_out_p - f.held_out_p for f in self.folds])
-        return {"folds": len(self.folds), "mean_gap": _mean(gaps), "gap_se": standard_error_of_mean(gaps),
-                "mean_train": _mean([f.train for f in self.folds]), "mean_held_out": _mean(held),
-                "held_out_se": standard_error_of_mean(held), "mean_regret": _mean(regret), "regret_se": standard_error_of_mean(regret),
-                # robust to a fold where P is noise (a space with a budget of a handful of evaluations)
-                "median_gap": float(np.median(gaps)), "median_held_out": float(np.median(held))}
+        return {
+            "folds": len(self.folds),
+            "mean_gap": _mean(gaps),
+            "gap_se": standard_error_of_mean(gaps),
+            "mean_train": _mean([f.train for f in self.folds]),
+            "mean_held_out": _mean(held),
+            "held_out_se": standard_error_of_mean(held),
+            "mean_regret": _mean(regret),
+            "regret_se": standard_error_of_mean(regret),
+            # robust to a fold where P is noise (a space with a budget of a handful of evaluations)
+            "median_gap": float(np.median(gaps)),
+            "median_held_out": float(np.median(held)),
+        }
 
     def to_dict(self) -> dict:
-        return {"summary": self.summary(),
-                "folds": [{**asdict(f), "gap": f.gap} for f in self.folds]}
+        return {"summary": self.summary(), "folds": [{**asdict(f), "gap": f.gap} for f in self.folds]}
 
 
 def _mean(x) -> float:
@@ -77,8 +84,9 @@ def leave_one_out(scores: dict[str, dict[str, float]]) -> LeaveOneOut:
         train = np.delete(matrix, j, axis=1).mean(axis=1)  # -inf where a candidate failed anywhere
         w = int(np.argmax(train))
         b = int(np.argmax(matrix[:, j]))
-        folds.append(Fold(space, candidates[w], float(train[w]), float(matrix[w, j]), candidates[b],
-                          float(matrix[b, j])))
+        folds.append(
+            Fold(space, candidates[w], float(train[w]), float(matrix[w, j]), candidates[b], float(matrix[b, j]))
+        )
     return LeaveOneOut(folds)
 
 
@@ -86,5 +94,12 @@ def split_gap(scores: dict[str, float], train_spaces: list[str]) -> dict:
     """A shipped winner's mean P on the spaces it was trained on vs on every other space."""
     train = [v for s, v in scores.items() if s in train_spaces]
     rest = [v for s, v in scores.items() if s not in train_spaces]
-    return {"train": _mean(train), "train_se": standard_error_of_mean(train), "held_out": _mean(rest), "held_out_se": standard_error_of_mean(rest),
-            "gap": _mean(train) - _mean(rest), "train_spaces": sorted(train_spaces), "held_out_spaces": len(rest)}
+    return {
+        "train": _mean(train),
+        "train_se": standard_error_of_mean(train),
+        "held_out": _mean(rest),
+        "held_out_se": standard_error_of_mean(rest),
+        "gap": _mean(train) - _mean(rest),
+        "train_spaces": sorted(train_spaces),
+        "held_out_spaces": len(rest),
+    }

@@ -69,8 +69,9 @@ class Rule:
 
 def _family_score(rule: Rule, table: ScoreTable, families: dict[str, list[str]], feats: dict) -> float:
     """Mean over families of the mean P of the member the rule picks on each space."""
-    return float(np.mean([np.mean([table.scores[rule.pick(feats[t])][t] for t in tasks])
-                          for tasks in families.values()]))
+    return float(
+        np.mean([np.mean([table.scores[rule.pick(feats[t])][t] for t in tasks]) for tasks in families.values()])
+    )
 
 
 def candidate_rules(members: list[str], families: dict[str, list[str]], feats: dict) -> list[Rule]:
@@ -119,8 +120,14 @@ class PortfolioCV:
         port = np.array([f.portfolio_p for f in self.folds])
         single = np.array([f.single_p for f in self.folds])
         diff = port - single
-        return {"portfolio": float(port.mean()), "portfolio_se": _se(port), "single": float(single.mean()),
-                "single_se": _se(single), "difference": float(diff.mean()), "difference_se": _se(diff)}
+        return {
+            "portfolio": float(port.mean()),
+            "portfolio_se": _se(port),
+            "single": float(single.mean()),
+            "single_se": _se(single),
+            "difference": float(diff.mean()),
+            "difference_se": _se(diff),
+        }
 
     @classmethod
     def from_dict(cls, doc: dict) -> PortfolioCV:
@@ -128,8 +135,12 @@ class PortfolioCV:
         return cls(Rule(**doc["rule"]), [PortfolioFold(**f) for f in doc["folds"]])
 
     def to_dict(self) -> dict:
-        return {"rule": asdict(self.rule), "rule_text": self.rule.describe(), "estimates": self.estimates(),
-                "folds": [asdict(f) for f in self.folds]}
+        return {
+            "rule": asdict(self.rule),
+            "rule_text": self.rule.describe(),
+            "estimates": self.estimates(),
+            "folds": [asdict(f) for f in self.folds],
+        }
 
 
 def nested_estimate(table: ScoreTable, feats: dict, members: list[str]) -> PortfolioCV:
@@ -141,9 +152,15 @@ def nested_estimate(table: ScoreTable, feats: dict, members: list[str]) -> Portf
         rest = table.without([fam])
         rule = learn_rule(rest, feats, members)
         single = _single_best(rest, feats, members)
-        folds.append(PortfolioFold(fam, rule.describe(), float(np.mean([table.scores[rule.pick(feats[t])][t]
-                                                                          for t in tasks])),
-                                   single, float(np.mean([table.scores[single][t] for t in tasks]))))
+        folds.append(
+            PortfolioFold(
+                fam,
+                rule.describe(),
+                float(np.mean([table.scores[rule.pick(feats[t])][t] for t in tasks])),
+                single,
+                float(np.mean([table.scores[single][t] for t in tasks])),
+            )
+        )
     return PortfolioCV(learn_rule(table, feats, members), folds)
 
 

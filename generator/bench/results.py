@@ -62,9 +62,16 @@ def results_json(results: list[StrategyResult], **meta) -> dict:
 
 
 def _strategy_json(r: StrategyResult) -> dict:
-    per_task = {name: {"score": s.score, "std": s.std, "se": _finite(standard_error(s)), "error": s.error,
-                       "unique_evals": r.unique_evals[name]}
-                for name, s in r.per_task.items()}
+    per_task = {
+        name: {
+            "score": s.score,
+            "std": s.std,
+            "se": _finite(standard_error(s)),
+            "error": s.error,
+            "unique_evals": r.unique_evals[name],
+        }
+        for name, s in r.per_task.items()
+    }
     per_task.update({name: {"score": None, "failed": message} for name, message in r.failed.items()})
     entry = {"score": _finite(r.score), "se": _finite(mean_standard_error(r)), "wall_s": r.wall_s, "per_task": per_task}
     if r.failed:
@@ -108,7 +115,9 @@ def check_writable(path) -> None:
 
     path = Path(path)
     if not path.parent.is_dir():  # the results are written beside it and renamed: no folder is made for them
-        raise TunesmithError(f"--json {path}: folder {path.parent} does not exist (or is not a folder); create it first")
+        raise TunesmithError(
+            f"--json {path}: folder {path.parent} does not exist (or is not a folder); create it first"
+        )
     try:
         check_output_file(path, "give --json a file where you may write", example="bench.json")
     except OutputError as exc:
@@ -129,8 +138,13 @@ def table(results: list[StrategyResult], se: bool = False) -> str:
     label_w = max(8, *(len(r.label) for r in results))
     cell_w = 15 if se else 7  # "-0.236 ± 0.062"
     widths = [max(cell_w, len(n)) for n in names]
-    lines = ["  ".join([f"{'strategy':<{label_w}}"] + [f"{n:>{w}}" for n, w in zip(names, widths)]
-                       + [f"{'mean':>{cell_w}}", f"{'wall s':>8}"])]
+    lines = [
+        "  ".join(
+            [f"{'strategy':<{label_w}}"]
+            + [f"{n:>{w}}" for n, w in zip(names, widths)]
+            + [f"{'mean':>{cell_w}}", f"{'wall s':>8}"]
+        )
+    ]
 
     def cell(p: float, err: float, w: int) -> str:
         if not np.isfinite(p):
@@ -138,11 +152,19 @@ def table(results: list[StrategyResult], se: bool = False) -> str:
         return f"{f'{p:.3f} ± {err:.3f}' if se else f'{p:.3f}':>{w}}"
 
     for r in results:
-        cells = [cell(r.per_task[n].score, standard_error(r.per_task[n]), w) if n in r.per_task
-                 else cell(float("nan"), 0.0, w) if n in r.failed else f"{'':>{w}}"
-                 for n, w in zip(names, widths)]
-        lines.append("  ".join([f"{r.label:<{label_w}}"] + cells
-                               + [cell(r.score, mean_standard_error(r), cell_w), f"{r.wall_s:>8.1f}"]))
+        cells = [
+            cell(r.per_task[n].score, standard_error(r.per_task[n]), w)
+            if n in r.per_task
+            else cell(float("nan"), 0.0, w)
+            if n in r.failed
+            else f"{'':>{w}}"
+            for n, w in zip(names, widths)
+        ]
+        lines.append(
+            "  ".join(
+                [f"{r.label:<{label_w}}"] + cells + [cell(r.score, mean_standard_error(r), cell_w), f"{r.wall_s:>8.1f}"]
+            )
+        )
     lines += [line for r in results for line in _failure_lines(r)]
     return "\n".join(lines)
 
@@ -152,8 +174,11 @@ def _failure_lines(result: StrategyResult) -> list[str]:
     by_message: dict[str, list[str]] = {}
     for name, message in result.failed.items():
         by_message.setdefault(message, []).append(name)
-    return [message if name in message else f"{message} (on {len(names)} task{'s' * (len(names) > 1)})"
-            for message, names in by_message.items() for name in names[:1]]
+    return [
+        message if name in message else f"{message} (on {len(names)} task{'s' * (len(names) > 1)})"
+        for message, names in by_message.items()
+        for name in names[:1]
+    ]
 
 
 class BenchRecord:
@@ -175,5 +200,10 @@ class BenchRecord:
         if self.path is None:
             return
         done = {r.label for r in self.results}
-        write_json(self.path, self.results, complete=complete,
-                   pending=[s for s in self.strategies if s not in done], **self.meta)
+        write_json(
+            self.path,
+            self.results,
+            complete=complete,
+            pending=[s for s in self.strategies if s not in done],
+            **self.meta,
+        )

@@ -17,8 +17,6 @@ because Kernel Tuner's strategies draw from the global ones.
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import importlib.util
 import inspect
@@ -30,20 +28,40 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from generator import parsing
+from generator.bench.kt_simulation import (  # noqa: F401
+    StrategyError,
+    run_kernel_tuner,
+    seed_everything,
+    trace_of_results,  # (StrategyError, run_kernel_tuner: also imported from here)
+)
 from generator.sandbox.candidate_names import candidate_names
 from generator.scoring.oracle import Oracle, RunEnded, StopCriterionReached
 from generator.scoring.score import Budget, Trace, budget_for
-from generator.tasks.space import SearchSpace
 from generator.tasks.cache import Task
-from generator.bench.kt_simulation import (StrategyError, run_kernel_tuner, seed_everything,  # noqa: F401
-                                          trace_of_results)  # (StrategyError, run_kernel_tuner: also imported from here)
-
+from generator.tasks.space import SearchSpace
 
 # Built-ins whose code runs unchanged on the fast space and oracle (checked in tests/test_bench.py);
 # the others run in Kernel Tuner's own simulation.
-FAST_BUILTINS = ("adaptive_tabu_greywolf", "basinhopping", "brute_force", "dual_annealing", "firefly_algorithm",
-                 "genetic_algorithm", "greedy_ils", "greedy_mls", "hybrid_vndx", "minimize", "mls", "nsga2",
-                 "nsga3", "ordered_greedy_mls", "pso", "random_sample", "simulated_annealing")
+FAST_BUILTINS = (
+    "adaptive_tabu_greywolf",
+    "basinhopping",
+    "brute_force",
+    "dual_annealing",
+    "firefly_algorithm",
+    "genetic_algorithm",
+    "greedy_ils",
+    "greedy_mls",
+    "hybrid_vndx",
+    "minimize",
+    "mls",
+    "nsga2",
+    "nsga3",
+    "ordered_greedy_mls",
+    "pso",
+    "random_sample",
+    "simulated_annealing",
+)
 
 
 GUIDED = "llm_guided"  # LLM-guided tuning: the LLM proposes configurations (generator.guided.run)
@@ -58,7 +76,7 @@ class StrategySpec:
     target: str  # built-in name, or file path
     class_name: str | None = None
     options: dict = field(default_factory=dict)
-    seeder: "StrategySpec | None" = None  # llm_guided+X: the LLM's first round(s) seed X (generator.guided.run)
+    seeder: StrategySpec | None = None  # llm_guided+X: the LLM's first round(s) seed X (generator.guided.run)
 
 
 def builtin_names() -> list[str]:
@@ -81,8 +99,10 @@ def parse_strategy(text: str) -> StrategySpec:
         if inner.kind == GUIDED or inner.seeder is not None:
             raise StrategyError(f"{text}: seed an optimizer with llm_guided once, e.g. llm_guided+genetic_algorithm")
         if inner.kind == "builtin" and engine_of(inner) == "kerneltuner":
-            raise StrategyError(f"{text}: {inner.target} runs in Kernel Tuner's own simulation, which cannot start "
-                                f"from seeds; seed one of {', '.join(FAST_BUILTINS)} or a .py file")
+            raise StrategyError(
+                f"{text}: {inner.target} runs in Kernel Tuner's own simulation, which cannot start "
+                f"from seeds; seed one of {', '.join(FAST_BUILTINS)} or a .py file"
+            )
         return replace(inner, label=text.strip(), seeder=parse_strategy(head))
     parts = text.strip().split(":")
     target, rest = parts[0], parts[1:]
@@ -106,8 +126,10 @@ def parse_strategy(text: str) -> StrategySpec:
         return StrategySpec(text, kind, str(path), class_name, options)
     names = builtin_names()
     if target not in names:
-        raise StrategyError(f"strategy {target!r}: not a Kernel Tuner built-in, {GUIDED}, nor a .py file; "
-                            f"use one of {', '.join(names)}, {GUIDED} or a path to a .py file")
+        raise StrategyError(
+            f"strategy {target!r}: not a Kernel Tuner built-in, {GUIDED}, nor a .py file; "
+            f"use one of {', '.join(names)}, {GUIDED} or a path to a .py file"
+        )
     return StrategySpec(text, "builtin", target, None, options)
 
 
@@ -123,8 +145,11 @@ def _only_tune(path: Path) -> bool:
 
 
 def _optimizer_classes(tree: ast.Module) -> list[str]:
-    return [n.name for n in tree.body if isinstance(n, ast.ClassDef)
-            and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)]
+    return [
+        n.name
+        for n in tree.body
+        if isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)
+    ]
 
 
 # ------------------------------------------------------------------------ loading files
@@ -159,9 +184,11 @@ def optimizer_class(spec: StrategySpec):
         return cls
     if getattr(module, "OPTIMIZER", None) is not None:
         return module.OPTIMIZER
-    found = [obj for _, obj in inspect.getmembers(module, inspect.isclass)
-             if obj.__module__ == module.__name__ and callable(getattr(obj, "__call__", None))
-             and "__call__" in vars(obj)]
+    found = [
+        obj
+        for _, obj in inspect.getmembers(module, inspect.isclass)
+        if obj.__module__ == module.__name__ and callable(obj) and "__call__" in vars(obj)
+    ]
     if len(found) != 1:
         what = "no class with __call__" if not found else f"several classes ({', '.join(c.__name__ for c in found)})"
         raise StrategyError(f"{spec.target}: {what}; name one as {spec.target}:ClassName")
@@ -181,8 +208,9 @@ def engine_of(spec: StrategySpec) -> str:
     return engine
 
 
-def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = None,
-             space: SearchSpace | None = None) -> Trace:
+def run_once(
+    task: Task, spec: StrategySpec, seed: int, budget: Budget | None = None, space: SearchSpace | None = None
+) -> Trace:
     """One run of a strategy on a task with a seed; returns the trace (rows, simulated seconds, fevals)."""
     budget = budget or budget_for(task)
     options = {k: v for k, v in spec.options.items() if k != "engine"}
@@ -208,8 +236,9 @@ def run_once(task: Task, spec: StrategySpec, seed: int, budget: Budget | None = 
     if spec.kind == "builtin":
         from kernel_tuner.interface import strategy_map
 
-        return run_tune_module(task, strategy_map[spec.target], options, seed, budget, space, name=spec.target,
-                               seeds=seeds)
+        return run_tune_module(
+            task, strategy_map[spec.target], options, seed, budget, space, name=spec.target, seeds=seeds
+        )
     if spec.kind == "class":
         return run_optimizer(task, optimizer_class(spec), options, seed, budget, space, seeds=seeds)
     return run_tune_module(task, load_module(spec.target), options, seed, budget, space, seeds=seeds)
@@ -238,13 +267,14 @@ def require_runs_on(spec: StrategySpec, task: Task) -> None:
     if getattr(task, "oracle_class", None) is None:
         return
     if spec.seeder is not None or (spec.kind == "builtin" and engine_of(spec) == "kerneltuner"):
-        raise StrategyError(f"{spec.label}: runs on cached tasks only (Kernel Tuner's simulation, or a hybrid's "
-                            f"seeds), not on live task {task.name}; use a strategy file, llm_guided or one of "
-                            f"the built-ins {', '.join(FAST_BUILTINS)}, or the problem's cached task")
+        raise StrategyError(
+            f"{spec.label}: runs on cached tasks only (Kernel Tuner's simulation, or a hybrid's "
+            f"seeds), not on live task {task.name}; use a strategy file, llm_guided or one of "
+            f"the built-ins {', '.join(FAST_BUILTINS)}, or the problem's cached task"
+        )
 
 
-def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, space: SearchSpace,
-                  seeds=None) -> Trace:
+def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, space: SearchSpace, seeds=None) -> Trace:
     """An OptAlg-style class on the fast search space and oracle (after `seeds`, a SeedRun, if given)."""
     seed_everything(seed, space)
     oracle = _oracle(task, budget, space)
@@ -256,8 +286,9 @@ def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, spa
     try:
         optimizer = cls(**options)
     except TypeError as exc:
-        raise StrategyError(f"{cls.__name__}: cannot be built with options {options} ({exc}); "
-                            "check the option names") from None
+        raise StrategyError(
+            f"{cls.__name__}: cannot be built with options {options} ({exc}); check the option names"
+        ) from None
     oracle.end_ignored_stop = True  # an optimizer that swallows the stop and calls again is ended, not looped
     try:
         optimizer(oracle, space)
@@ -266,8 +297,9 @@ def run_optimizer(task: Task, cls, options: dict, seed: int, budget: Budget, spa
     return oracle.trace()
 
 
-def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget, space: SearchSpace,
-                    name: str = "custom", seeds=None) -> Trace:
+def run_tune_module(
+    task: Task, module, options: dict, seed: int, budget: Budget, space: SearchSpace, name: str = "custom", seeds=None
+) -> Trace:
     """A Kernel Tuner strategy module (`tune()`), with its CostFunc running on the oracle.
 
     The module sees a fresh Kernel Tuner-style search space for this run (RunSpace) and, as in
@@ -287,13 +319,22 @@ def run_tune_module(task: Task, module, options: dict, seed: int, budget: Budget
         seeds.charge(oracle)
         seed_run_space(run_space, seeds.ranked)
     tuning_options = Options(
-        tune_params=space.tune_params, restrictions=list(task.space.restrictions),
+        tune_params=space.tune_params,
+        restrictions=list(task.space.restrictions),
         restrictions_unmodified=list(task.space.restrictions),
         # Kernel Tuner 1.5 keeps objectives as lists (multi-objective support)
-        objective=[task.objective.name], objective_higher_is_better=[task.objective.higher_is_better],
-        strategy_options=Options(options), strategy=name, budget=_OracleBudget(oracle), verbose=False,
-        metrics=None, cache={}, simulation_mode=True, time_limit=budget.seconds,
-        seed=seed % 2**32)  # pymoo (nsga2, nsga3) draws from its own generator, seeded by this alone
+        objective=[task.objective.name],
+        objective_higher_is_better=[task.objective.higher_is_better],
+        strategy_options=Options(options),
+        strategy=name,
+        budget=_OracleBudget(oracle),
+        verbose=False,
+        metrics=None,
+        cache={},
+        simulation_mode=True,
+        time_limit=budget.seconds,
+        seed=seed % 2**32,
+    )  # pymoo (nsga2, nsga3) draws from its own generator, seeded by this alone
     if budget.max_fevals is not None:  # as tune_kernel: the key exists only when the user gave it
         tuning_options["max_fevals"] = budget.max_fevals
     with warnings.catch_warnings():

@@ -52,8 +52,9 @@ class DiscountedUCB:
             pick = fresh[0]
         else:
             total = sum(n.values())
-            pick = max(arms, key=lambda a: self._mean(a) + self.exploration * math.sqrt(
-                2 * math.log(max(total, 1.0)) / n[a]))  # ties: the first arm in the configured order
+            pick = max(
+                arms, key=lambda a: self._mean(a) + self.exploration * math.sqrt(2 * math.log(max(total, 1.0)) / n[a])
+            )  # ties: the first arm in the configured order
         self.pending[pick] += 1
         return pick
 
@@ -70,8 +71,10 @@ class DiscountedUCB:
 
     def state(self) -> dict:
         """Plain-JSON state (the generation record keeps it)."""
-        return {a: {"pulls": self.pulls[a], "weight": round(self.n[a], 6), "mean": round(self._mean(a), 6)}
-                for a in self.arms}
+        return {
+            a: {"pulls": self.pulls[a], "weight": round(self.n[a], 6), "mean": round(self._mean(a), 6)}
+            for a in self.arms
+        }
 
 
 def improvement(score: float | None, baseline: float | None) -> float:
@@ -89,6 +92,8 @@ def bandit_lines(record: dict | None) -> list[str]:
     lines = [f"bandit after generation {record['generation']} (discounted UCB; mean = normalised gain per token):"]
     for what in ("operators", "models"):
         if bandit.get(what):
-            lines.append(f"  {what}: " + ", ".join(f"{a} {v['pulls']} pulls (mean {v['mean']:.3f})"
-                                                   for a, v in bandit[what].items()))
+            lines.append(
+                f"  {what}: "
+                + ", ".join(f"{a} {v['pulls']} pulls (mean {v['mean']:.3f})" for a, v in bandit[what].items())
+            )
     return lines

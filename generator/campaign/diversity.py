@@ -67,8 +67,12 @@ def _part(shape, index: ShapeIndex) -> dict:
     if shape is None or shape.fingerprint in index.by_fingerprint:
         return {"new": False}
     sims = [similarity(shape, o) for o in index.shapes.values()]
-    return {"new": True, "distance": 1.0 - max(sims) if sims else None,
-            "pair_sum": sum(1.0 - s for s in sims), "pairs": len(sims)}
+    return {
+        "new": True,
+        "distance": 1.0 - max(sims) if sims else None,
+        "pair_sum": sum(1.0 - s for s in sims),
+        "pairs": len(sims),
+    }
 
 
 def by_generation(candidates, known: dict) -> list[GenerationDiversity]:
@@ -87,11 +91,17 @@ def by_generation(candidates, known: dict) -> list[GenerationDiversity]:
             if part["distance"] is not None:
                 distances.append(part["distance"])
             pair_sum, pairs, distinct = pair_sum + part["pair_sum"], pairs + part["pairs"], distinct + 1
-        out.append(GenerationDiversity(
-            g, len(gens[g]), sum(1 for c in gens[g] if c.duplicate_of),
-            sum(1 for c in gens[g] if (getattr(c, "novelty", None) or {}).get("reasked")),
-            round(sum(distances) / len(distances), 4) if distances else None,
-            distinct, round(pair_sum / pairs, 4) if pairs else None))
+        out.append(
+            GenerationDiversity(
+                g,
+                len(gens[g]),
+                sum(1 for c in gens[g] if c.duplicate_of),
+                sum(1 for c in gens[g] if (getattr(c, "novelty", None) or {}).get("reasked")),
+                round(sum(distances) / len(distances), 4) if distances else None,
+                distinct,
+                round(pair_sum / pairs, 4) if pairs else None,
+            )
+        )
     return out
 
 
@@ -111,7 +121,7 @@ def _read(path: Path, ids: list[str]) -> dict:
     try:
         doc = json.loads(path.read_text())
         order, kept = doc["order"], doc["parts"]
-        if doc.get("version") != VERSION or order != ids[:len(order)] or set(kept) != set(order):
+        if doc.get("version") != VERSION or order != ids[: len(order)] or set(kept) != set(order):
             return {}
         return {cid: kept[cid] for cid in order}
     except (OSError, ValueError, KeyError, TypeError):
@@ -132,11 +142,14 @@ def format_diversity(rows: list[GenerationDiversity]) -> list[str]:
     """Terminal table of `diversity_by_generation`."""
     if not rows:
         return []
-    lines = ["diversity per generation (distance = 1 - similarity of normalised code; 0 = copies, 1 = unrelated):",
-             f"  {'gen':>3} {'made':>4} {'dup':>4} {'re-asked':>8} {'novelty':>8} {'distinct':>8} {'diversity':>9}"]
+    lines = [
+        "diversity per generation (distance = 1 - similarity of normalised code; 0 = copies, 1 = unrelated):",
+        f"  {'gen':>3} {'made':>4} {'dup':>4} {'re-asked':>8} {'novelty':>8} {'distinct':>8} {'diversity':>9}",
+    ]
     for r in rows:
         nov = f"{r.novelty:.3f}" if r.novelty is not None else "-"
         div = f"{r.diversity:.3f}" if r.diversity is not None else "-"
-        lines.append(f"  {r.generation:>3} {r.candidates:>4} {r.duplicates:>4} {r.reasked:>8} {nov:>8} "
-                     f"{r.distinct:>8} {div:>9}")
+        lines.append(
+            f"  {r.generation:>3} {r.candidates:>4} {r.duplicates:>4} {r.reasked:>8} {nov:>8} {r.distinct:>8} {div:>9}"
+        )
     return lines

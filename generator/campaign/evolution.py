@@ -22,8 +22,8 @@ instead of their weights. Both are functions of the seed and the candidates made
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -50,7 +50,9 @@ class Plan:
     model: str | None = None  # one of [llm] models; None: [llm] model
 
 
-def select_parent(population: list[Candidate], how: str, rng: np.random.Generator, tournament_size: int = 2) -> Candidate:
+def select_parent(
+    population: list[Candidate], how: str, rng: np.random.Generator, tournament_size: int = 2
+) -> Candidate:
     """Pick one working parent by tournament, roulette (score-proportional) or best."""
     if how == "best":
         return max(population, key=lambda c: c.score)
@@ -68,8 +70,7 @@ def select_parent(population: list[Candidate], how: str, rng: np.random.Generato
 
 def choose_operator(weights: dict[str, float], applicable: set[str], rng: np.random.Generator) -> str:
     """An operator drawn by weight among the applicable ones ('new' if none has weight)."""
-    names = [op for op in OPERATORS
-             if op in applicable and weights.get(op, 0) > 0]
+    names = [op for op in OPERATORS if op in applicable and weights.get(op, 0) > 0]
     if not names:
         return "new"
     w = np.array([weights[op] for op in names], dtype=float)
@@ -98,11 +99,16 @@ class Evolution:
     candidates made, never on the order in which the maker finished them.
     """
 
-    def __init__(self, cfg, produce: Callable[[Plan], Candidate] | None = None,
-                 on_generation: Callable[[int, list[Candidate]], None] | None = None,
-                 produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None,
-                 models=(), cost_of: Callable[[Candidate], float] | None = None,
-                 race: Callable[[list[Candidate], int], None] | None = None):
+    def __init__(
+        self,
+        cfg,
+        produce: Callable[[Plan], Candidate] | None = None,
+        on_generation: Callable[[int, list[Candidate]], None] | None = None,
+        produce_generation: Callable[[list[Plan]], list[Candidate]] | None = None,
+        models=(),
+        cost_of: Callable[[Candidate], float] | None = None,
+        race: Callable[[list[Candidate], int], None] | None = None,
+    ):
         self.cfg = cfg  # generator.config.EvolutionConfig
         self.race = race  # racing: gives more runs to the pool's contenders before survivors are chosen
         if produce_generation is None:
@@ -115,8 +121,9 @@ class Evolution:
         self._fix_queue: list[Candidate] = []
         self._by_id: dict[str, Candidate] = {}
         niches = getattr(cfg, "niches", None)
-        self.niches = Niches(niches, cfg.n_parents) if niches is not None and (niches.islands > 1 or niches.map_elites) \
-            else None
+        self.niches = (
+            Niches(niches, cfg.n_parents) if niches is not None and (niches.islands > 1 or niches.map_elites) else None
+        )
         self._island_of: dict[str, int] = {}  # candidate id -> island it was made for
         self._choices(cfg, list(models), cost_of)
 
@@ -130,8 +137,9 @@ class Evolution:
         self.op_bandit = self.model_bandit = None
         if bandit is not None and bandit.enabled:
             weights = cfg.operators.model_dump()
-            self.op_bandit = DiscountedUCB([op for op in OPERATORS if weights.get(op, 0) > 0 or op == "new"],
-                                           bandit.discount, bandit.exploration)
+            self.op_bandit = DiscountedUCB(
+                [op for op in OPERATORS if weights.get(op, 0) > 0 or op == "new"], bandit.discount, bandit.exploration
+            )
             if len(self.models) > 1:
                 self.model_bandit = DiscountedUCB(list(self.models), bandit.discount, bandit.exploration)
 
@@ -175,8 +183,13 @@ class Evolution:
             self.made.append(cand)
             self._by_id[cand.id] = cand
             kind = (cand.error or {}).get("kind")
-            if kind and kind not in UNFIXABLE and cand.code_path and not cand.duplicate_of \
-                    and self._fix_chain(cand) < MAX_FIX_CHAIN:
+            if (
+                kind
+                and kind not in UNFIXABLE
+                and cand.code_path
+                and not cand.duplicate_of
+                and self._fix_chain(cand) < MAX_FIX_CHAIN
+            ):
                 self._fix_queue.append(cand)
         return made
 
@@ -208,10 +221,15 @@ class Evolution:
         """A working parent from the pool (an island's, or the population), never `exclude`."""
         cfg = self.cfg
         draw = lambda among: select_parent(among, cfg.selection, self.rng, cfg.tournament_size)  # noqa: E731
-        parent = self.niches.select(island, draw, self.rng, exclude) if self.niches \
+        parent = (
+            self.niches.select(island, draw, self.rng, exclude)
+            if self.niches
             else draw([c for c in pool if c is not exclude])
+        )
         if not breedable(parent):  # OpenEvolve #70: a failed program bred from; a failure is only ever fixed
-            raise AssertionError(f"internal: {parent.id} failed or is a copy but was drawn as a parent; please report this")
+            raise AssertionError(
+                f"internal: {parent.id} failed or is a copy but was drawn as a parent; please report this"
+            )
         return parent
 
     def _generation(self, generation: int, n: int, planned=None) -> list[Candidate]:
@@ -259,8 +277,10 @@ class Evolution:
         """What the generation record keeps besides the population: the niches and the bandit, when on."""
         out = {"niches": self.niches.snapshot(generation)} if self.niches else {}
         if self.op_bandit is not None:
-            out["bandit"] = {"operators": self.op_bandit.state(),
-                             "models": self.model_bandit.state() if self.model_bandit else {}}
+            out["bandit"] = {
+                "operators": self.op_bandit.state(),
+                "models": self.model_bandit.state() if self.model_bandit else {},
+            }
         return out
 
     def _generation_done(self, generation: int) -> None:

@@ -58,13 +58,21 @@ class FinalChoice:
         return max(ok, key=lambda f: f.validation).id if ok else None
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "winner": self.winner,
-                "note": "validation tasks are used only for this final choice, never by selection"}
+        return {
+            **asdict(self),
+            "winner": self.winner,
+            "note": "validation tasks are used only for this final choice, never by selection",
+        }
 
     @staticmethod
     def from_dict(doc: dict) -> FinalChoice:
-        return FinalChoice(list(doc["tasks"]), int(doc["repeats"]), int(doc["seed"]),
-                           [Finalist(**f) for f in doc["finalists"]], doc.get("weighting", "spaces"))
+        return FinalChoice(
+            list(doc["tasks"]),
+            int(doc["repeats"]),
+            int(doc["seed"]),
+            [Finalist(**f) for f in doc["finalists"]],
+            doc.get("weighting", "spaces"),
+        )
 
 
 def load_choice(run_dir) -> FinalChoice | None:
@@ -99,9 +107,12 @@ def choose(archive: Archive, tasks: list, k: int, repeats: int, seed: int, evalu
     picks = finalists(archive, k)
     names = [t.name for t in tasks]
     old = load_choice(archive.run_dir)
-    if old is not None and (old.tasks, old.repeats, old.seed, old.weighting) == (names, repeats, seed, WEIGHTING) and \
-            sorted((f.id, json.dumps(f.params, sort_keys=True)) for f in old.finalists) == \
-            sorted((c.id, json.dumps(p, sort_keys=True)) for c, p in picks):
+    if (
+        old is not None
+        and (old.tasks, old.repeats, old.seed, old.weighting) == (names, repeats, seed, WEIGHTING)
+        and sorted((f.id, json.dumps(f.params, sort_keys=True)) for f in old.finalists)
+        == sorted((c.id, json.dumps(p, sort_keys=True)) for c, p in picks)
+    ):
         return old
     scored = []
     for cand, params in picks:
@@ -162,9 +173,11 @@ def format_choice(choice: FinalChoice | None) -> list[str]:
     if choice is None:
         return []
     by_family = choice.weighting == "families"
-    lines = [f"final choice on {len(choice.tasks)} validation task(s) (used only for this choice, never by "
-             f"selection; {choice.repeats} repeats): {', '.join(choice.tasks)}",
-             f"  {'id':6} {'train P':>8} {'valid. P':>8} {'± fam.':>7} {'ranks w/o a family':>18}  tuned"]
+    lines = [
+        f"final choice on {len(choice.tasks)} validation task(s) (used only for this choice, never by "
+        f"selection; {choice.repeats} repeats): {', '.join(choice.tasks)}",
+        f"  {'id':6} {'train P':>8} {'valid. P':>8} {'± fam.':>7} {'ranks w/o a family':>18}  tuned",
+    ]
     for f in choice.finalists:
         val = f"{f.validation:8.3f}" if f.validation is not None else f"{'failed':>8}"
         train = f"{f.train:8.3f}" if f.train is not None else f"{'-':>8}"
@@ -174,7 +187,9 @@ def format_choice(choice: FinalChoice | None) -> list[str]:
         lines.append(f"  {f.id:6} {train} {val} {se} {spread:>18}  {'yes' if f.params else 'no'}")
     if by_family:
         n = len(families_of(choice.tasks))
-        lines.append(f"  valid. P weighs each kernel family once ({n} famil{'y' if n == 1 else 'ies'}); ± fam. is "
-                     "its standard error over families; ranks w/o a family: best..worst rank with one left out")
+        lines.append(
+            f"  valid. P weighs each kernel family once ({n} famil{'y' if n == 1 else 'ies'}); ± fam. is "
+            "its standard error over families; ranks w/o a family: best..worst rank with one left out"
+        )
     lines.append(f"winner (best validation P): {choice.winner or 'none: every finalist failed on validation'}")
     return lines

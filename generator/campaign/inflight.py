@@ -40,8 +40,17 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from generator.archive import Candidate
 from generator.campaign.evolution import Plan
 from generator.campaign.novelty import Shape, ShapeIndex
-from generator.campaign.speculation import (ASKING, BLOCKED, DONE, EVALUATING, PLANNED, REPLIED, WAITING, Slot,
-                                           Speculation)
+from generator.campaign.speculation import (
+    ASKING,
+    BLOCKED,
+    DONE,
+    EVALUATING,
+    PLANNED,
+    REPLIED,
+    WAITING,
+    Slot,
+    Speculation,
+)
 from generator.errors import TunesmithError
 from generator.llm.client import CapReached, StopCampaign
 from generator.llm.edits import apply_reply
@@ -108,9 +117,9 @@ class InFlight(Speculation):
                     check += 1
                 # a reply that overtook an earlier sibling's is acted on now (evaluated, or asked again
                 # if it nearly copies the archive); the check in plan order decides whether that counts
-                for slot in slots[check + 1:limit]:
+                for slot in slots[check + 1 : limit]:
                     if slot.stage == REPLIED and not (slot.recorded or slot.reasked or slot.spec_tried):
-                        self._speculate(slot, slots, slots[check:slots.index(slot)])
+                        self._speculate(slot, slots, slots[check : slots.index(slot)])
                 # ask: in plan order, while there is room
                 while send < limit and (send <= record if self.concurrency == 1 else self._room()):
                     slot = slots[send]
@@ -131,8 +140,10 @@ class InFlight(Speculation):
                 if record >= limit:
                     break
                 if before == (send, check, record, [s.stage for s in slots]) and not self.pending:
-                    raise TunesmithError(f"internal: generation stalled at {slots[record].plan.id} "
-                                         f"({slots[record].stage}); please report this")
+                    raise TunesmithError(
+                        f"internal: generation stalled at {slots[record].plan.id} "
+                        f"({slots[record].stage}); please report this"
+                    )
                 if not self.pending:
                     continue  # progress without waiting (e.g. recorded candidates of a resume)
                 done, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
@@ -152,7 +163,7 @@ class InFlight(Speculation):
 
     def _drain(self) -> None:
         """Let requests still in flight finish (their replies are recorded for a resume)."""
-        for future, slot in list(self.pending.items()):
+        for future in list(self.pending):
             if future not in self.asking:
                 future.cancel()  # an evaluation no candidate waits for
         wait(list(self.pending))
@@ -164,8 +175,14 @@ class InFlight(Speculation):
         cand = self.c.recorded(plan)
         if cand is not None:
             return Slot(plan, cand, recorded=True, stage=REPLIED)
-        cand = Candidate(id=plan.id, generation=plan.generation, operator=plan.operator,
-                         parent_ids=[p.id for p in plan.parents], created=time.time(), model=plan.model)
+        cand = Candidate(
+            id=plan.id,
+            generation=plan.generation,
+            operator=plan.operator,
+            parent_ids=[p.id for p in plan.parents],
+            created=time.time(),
+            model=plan.model,
+        )
         return Slot(plan, cand)
 
     def _room(self) -> bool:
@@ -226,8 +243,13 @@ class InFlight(Speculation):
             return ex
         retry = self.c.messages(slot.plan, self.existing, edit_error=outcome.error)
         full = llm.complete(retry, purpose + ":full", f"{ref}:full", seed, llm.reserve(retry, f"{ref}:full"))
-        self.edits[full.id] = {"mode": "diff", "blocks": outcome.blocks, "applied": False,
-                               "reason": outcome.error, "diff_exchange_id": ex.id}
+        self.edits[full.id] = {
+            "mode": "diff",
+            "blocks": outcome.blocks,
+            "applied": False,
+            "reason": outcome.error,
+            "diff_exchange_id": ex.id,
+        }
         return full
 
     def _reply(self, ex) -> Reply:
@@ -325,10 +347,14 @@ class InFlight(Speculation):
             return
         if not slot.reasked and near.id and near.similarity > self.novelty.max_similarity:
             slot.reasked = True
-            slot.first = {"exchange": ex, "llm_s": ex.latency_s,
-                          "reasked": {"exchange_id": ex.id, "nearest": near.id, "similarity": near.similarity}}
-            slot.messages = self.c.messages(slot.plan, self.existing, copied=self._candidate(near.id, slots),
-                                            similarity=near.similarity)
+            slot.first = {
+                "exchange": ex,
+                "llm_s": ex.latency_s,
+                "reasked": {"exchange_id": ex.id, "nearest": near.id, "similarity": near.similarity},
+            }
+            slot.messages = self.c.messages(
+                slot.plan, self.existing, copied=self._candidate(near.id, slots), similarity=near.similarity
+            )
             early = slot.spec_reask
             if early is not None and slot.spec_messages == slot.messages:  # asked again early, rightly
                 self._drop_speculation(slot, keep_reask=True)
@@ -362,9 +388,14 @@ class InFlight(Speculation):
             slot.spec_tried = False  # its answer, when it comes, may be acted on early like any other
             return
         slot.stage = PLANNED  # not recorded: the archive ends before it, so a resume asks for it again
-        stop_at(i, StopCampaign(f"llm ({self.c.cfg.llm.model}): {self.unanswered} requests in a row got no answer, "
-                                f"last: {ex.error}; nothing was recorded for {slot.plan.id}: check the network "
-                                "or the server, then resume the run (it asks again)"))
+        stop_at(
+            i,
+            StopCampaign(
+                f"llm ({self.c.cfg.llm.model}): {self.unanswered} requests in a row got no answer, "
+                f"last: {ex.error}; nothing was recorded for {slot.plan.id}: check the network "
+                "or the server, then resume the run (it asks again)"
+            ),
+        )
 
     def _evaluate(self, code: str):
         start = time.monotonic()

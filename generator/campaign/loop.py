@@ -14,18 +14,25 @@ import sys
 import threading
 from pathlib import Path
 
+import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive, Candidate
-from generator.config import (CampaignConfig, ConfigError, blocking_changes, campaign_file, check_budget, load_config,
-                              parse_config,
-                              with_legacy_values)
-from generator.errors import TunesmithError
 from generator.campaign.evolution import Evolution, Plan
+from generator.campaign.printing import Summary, format_status, format_summary  # noqa: F401 (import paths kept)
+from generator.config import (
+    CampaignConfig,
+    ConfigError,
+    blocking_changes,
+    campaign_file,
+    check_budget,
+    load_config,
+    parse_config,
+    with_legacy_values,
+)
+from generator.errors import TunesmithError
 from generator.llm.client import LLMClient, StopCampaign, Usage
 from generator.llm.prompts import ParentView
-from generator.campaign.printing import Summary, format_status, format_summary  # noqa: F401 (import paths kept)
-from generator.tasks.entries import load_task_set, resolve_paths
 from generator.scoring.degenerate import aggregated, warn_degenerate
-import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
+from generator.tasks.entries import load_task_set, resolve_paths
 
 
 class Campaign:
@@ -43,8 +50,14 @@ class Campaign:
         for ex in exchanges:
             usage.add(ex)
         self.tokens = {ex.id: ex.prompt_tokens + ex.completion_tokens for ex in exchanges}  # the bandit's cost
-        self.llm = LLMClient(cfg.llm, on_exchange=self._exchanged, recorded=exchanges, usage=usage,
-                             completion=completion, first_id=len(exchanges) + 1)
+        self.llm = LLMClient(
+            cfg.llm,
+            on_exchange=self._exchanged,
+            recorded=exchanges,
+            usage=usage,
+            completion=completion,
+            first_id=len(exchanges) + 1,
+        )
         self._llms = {}
         self.train = load_task_set(cfg.tasks.train, cfg.tasks)
         warn_degenerate(self.train)
@@ -88,26 +101,42 @@ class Campaign:
     def recorded(self, plan: Plan) -> Candidate | None:
         """The candidate `plan` asks for if the archive holds it already (resume), else None."""
         cand = self.done.get(plan.id)
-        if cand is not None and (cand.operator != plan.operator or cand.parent_ids != [p.id for p in plan.parents]
-                                 or cand.model != plan.model):
-            raise TunesmithError(f"{self.archive.run_dir}: recorded {cand.id} was made by {cand.operator}"
-                                 f"{cand.parent_ids} but the loop now asks for {plan.operator}"
-                                 f"{[p.id for p in plan.parents]}; the run's config or code changed, "
-                                 "start a new run directory")
+        if cand is not None and (
+            cand.operator != plan.operator
+            or cand.parent_ids != [p.id for p in plan.parents]
+            or cand.model != plan.model
+        ):
+            raise TunesmithError(
+                f"{self.archive.run_dir}: recorded {cand.id} was made by {cand.operator}"
+                f"{cand.parent_ids} but the loop now asks for {plan.operator}"
+                f"{[p.id for p in plan.parents]}; the run's config or code changed, "
+                "start a new run directory"
+            )
         return cand
 
-    def messages(self, plan: Plan, existing: list[ParentView], copied: Candidate | None = None,
-                 similarity: float = 0.0, edit_error: str | None = None) -> list[dict]:
+    def messages(
+        self,
+        plan: Plan,
+        existing: list[ParentView],
+        copied: Candidate | None = None,
+        similarity: float = 0.0,
+        edit_error: str | None = None,
+    ) -> list[dict]:
         """The prompt of a plan (`copied`: what its previous answer nearly copied, when asked again;
         `edit_error`: why its diff edit did not apply, when asked again for full code)."""
         view = None
         if copied is not None:  # no score: a sibling's may not be known yet, and the prompt must not vary
             view = ParentView(copied.id, None, self.archive.code(copied) or "", copied.description)
-        return self.prompts.messages(plan.operator, parents=[self._view(p) for p in plan.parents],
-                                     error=plan.parents[0].error if plan.operator == "fix" else None,
-                                     existing=existing if plan.operator == "new" else (),
-                                     copied=view, similarity=similarity, edit=self.cfg.evolution.edit,
-                                     edit_error=edit_error)
+        return self.prompts.messages(
+            plan.operator,
+            parents=[self._view(p) for p in plan.parents],
+            error=plan.parents[0].error if plan.operator == "fix" else None,
+            existing=existing if plan.operator == "new" else (),
+            copied=view,
+            similarity=similarity,
+            edit=self.cfg.evolution.edit,
+            edit_error=edit_error,
+        )
 
     def candidate(self, cid: str) -> Candidate:
         """A candidate made (or recalled) in this session, by id."""
@@ -137,16 +166,28 @@ class Campaign:
         repeats = repeats or self.first_repeats()
         if self._evaluate is not None:
             more = {"first_repeat": first_repeat} if first_repeat else {}
-            return aggregated(self._evaluate(code, self.train, repeats, seed, ev.timeout, ev.workers, **more),
-                              ev.aggregate)
+            return aggregated(
+                self._evaluate(code, self.train, repeats, seed, ev.timeout, ev.workers, **more), ev.aggregate
+            )
         from generator.evaluation.evaluate import evaluate_source
 
         with self._lock:  # candidates are evaluated from several threads: make the shared parts once
             self._connect()
             seeds = self.seeds(seed)
-        return aggregated(evaluate_source(code, self.train, repeats=repeats, seed=seed, timeout_s=ev.timeout,
-                                          workers=ev.workers, executor=self._executor, seeds=seeds,
-                                          first_repeat=first_repeat), ev.aggregate)
+        return aggregated(
+            evaluate_source(
+                code,
+                self.train,
+                repeats=repeats,
+                seed=seed,
+                timeout_s=ev.timeout,
+                workers=ev.workers,
+                executor=self._executor,
+                seeds=seeds,
+                first_repeat=first_repeat,
+            ),
+            ev.aggregate,
+        )
 
     def race(self):
         """The race between generations ([evaluation] racing), or None for fixed repeats."""
@@ -183,8 +224,7 @@ class Campaign:
         if self._executor is None and (ev.workers > 1 or ev.executor != "local" or self.cfg.llm.concurrency > 1):
             from generator.evaluation.executors import get_executor
 
-            self._executor = get_executor(ev.executor, ev.workers, worker_wait_s=ev.worker_wait,
-                                          notice=self._notice)
+            self._executor = get_executor(ev.executor, ev.workers, worker_wait_s=ev.worker_wait, notice=self._notice)
 
     def _notice(self, message: str) -> None:
         """The executor waits for the cluster (or goes on): say so in `status`, then on the terminal (in that
@@ -199,8 +239,9 @@ class Campaign:
         if self._seeds is None:
             from generator.guided.run import campaign_seeds
 
-            self._seeds = campaign_seeds(self.train, self.cfg.evaluation.repeats, seed, self.llm,
-                                         self.cfg.llm_guided, self.cfg.prompts)
+            self._seeds = campaign_seeds(
+                self.train, self.cfg.evaluation.repeats, seed, self.llm, self.cfg.llm_guided, self.cfg.prompts
+            )
         return self._seeds
 
     def _view(self, c: Candidate) -> ParentView:
@@ -219,9 +260,16 @@ class Campaign:
     def _write_status(self, state: str, reason: str = "") -> None:
         best = max((c for c in self.made if c.ok and not c.duplicate_of), key=lambda c: c.score, default=None)
         with self._status_lock:
-            self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.made),
-                                       "budget": self.cfg.evolution.budget, "usage": self.llm.usage.to_dict(),
-                                       "best": best.id if best else None})
+            self.archive.write_status(
+                {
+                    "state": state,
+                    "reason": reason,
+                    "candidates": len(self.made),
+                    "budget": self.cfg.evolution.budget,
+                    "usage": self.llm.usage.to_dict(),
+                    "best": best.id if best else None,
+                }
+            )
 
     def run(self) -> Summary:
         """Run the loop to the end of the budget, or until a cap or the LLM stops it cleanly.
@@ -240,9 +288,14 @@ class Campaign:
         from generator.campaign.progress import CampaignProgress
 
         race = self.race()
-        evo = self._evo = Evolution(self.cfg.evolution, produce_generation=self.produce_generation,
-                                    on_generation=lambda g, pop: self._on_generation(g, pop),
-                                    models=self.cfg.llm.models, cost_of=self.cost_of, race=race)
+        evo = self._evo = Evolution(
+            self.cfg.evolution,
+            produce_generation=self.produce_generation,
+            on_generation=lambda g, pop: self._on_generation(g, pop),
+            models=self.cfg.llm.models,
+            cost_of=self.cost_of,
+            race=race,
+        )
         from generator.campaign.niches import never_exchange
 
         if never_exchange(self.cfg.evolution) and self.progress:
@@ -250,8 +303,12 @@ class Campaign:
         n = self.cfg.evolution.budget
         state, reason = "finished", f"budget of {n} candidate{'s' if n != 1 else ''} spent"
         if self.done and self.progress:  # before the bars: a line printed under them breaks them up
-            print(f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
-                  "scores are reused", file=sys.stderr, flush=True)
+            print(
+                f"continuing {self.archive.run_dir}: {len(self.done)} candidates recorded, their replies and "
+                "scores are reused",
+                file=sys.stderr,
+                flush=True,
+            )
         self._bars = CampaignProgress(self.progress, n, self.done)
         try:
             if self._evaluate is None and self.cfg.evaluation.executor != "local":
@@ -260,9 +317,11 @@ class Campaign:
             if race is not None:  # the winner: measured for the first place, not only for a place among the top
                 race.final(self.made, self.cfg.evolution.n_parents)
             if evo.niches is not None and evo.niches.silent() and self.progress:
-                print(f"tunesmith: warning: islands {', '.join(map(str, evo.niches.silent()))} never took a migrant "
-                      "(every one was worse than their survivors): lower migration_interval or use fewer islands",
-                      file=sys.stderr)
+                print(
+                    f"tunesmith: warning: islands {', '.join(map(str, evo.niches.silent()))} never took a migrant "
+                    "(every one was worse than their survivors): lower migration_interval or use fewer islands",
+                    file=sys.stderr,
+                )
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
@@ -305,8 +364,15 @@ class Campaign:
             return
         tasks = load_task_set(self.cfg.tasks.test, self.cfg.tasks)
         code = self.archive.code(self.archive.candidate(winner)) or ""
-        open_test(self.archive.run_dir, winner, params, tasks, self.cfg.evaluation.repeats, self._final_seed(),
-                  lambda tasks, repeats, seed: self._score_final(code, tasks, repeats, seed, params))
+        open_test(
+            self.archive.run_dir,
+            winner,
+            params,
+            tasks,
+            self.cfg.evaluation.repeats,
+            self._final_seed(),
+            lambda tasks, repeats, seed: self._score_final(code, tasks, repeats, seed, params),
+        )
 
     def _score_final(self, code: str, tasks: list, repeats: int, seed: int, params: dict | None):
         """Fitness of code (with hyperparameter values) on tasks selection never saw: validation or sealed test."""
@@ -315,8 +381,18 @@ class Campaign:
             return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
         from generator.evaluation.evaluate import evaluate_source
 
-        return aggregated(evaluate_source(code, tasks, repeats=repeats, seed=seed, timeout_s=ev.timeout,
-                                          hyperparameters=params, workers=ev.workers), ev.aggregate)
+        return aggregated(
+            evaluate_source(
+                code,
+                tasks,
+                repeats=repeats,
+                seed=seed,
+                timeout_s=ev.timeout,
+                hyperparameters=params,
+                workers=ev.workers,
+            ),
+            ev.aggregate,
+        )
 
     def _final_seed(self) -> int:
         """The base seed of the final stages (each adds its own offset, so their streams differ)."""
@@ -345,11 +421,25 @@ class Campaign:
         if not self.cfg.tasks.validation:
             return
         tasks = load_task_set(self.cfg.tasks.validation, self.cfg.tasks)
-        choice = choose(self.archive, tasks, self.cfg.tasks.finalists, self.cfg.evaluation.repeats, self._final_seed(),
-                        self._score_final)
-        self.archive.write_status({**self.archive.status(), "best": choice.winner or self.archive.status().get("best"),
-                                   "validation": {"winner": choice.winner, "tasks": choice.tasks,
-                                                  "use": "final choice of winners only, never selection"}})
+        choice = choose(
+            self.archive,
+            tasks,
+            self.cfg.tasks.finalists,
+            self.cfg.evaluation.repeats,
+            self._final_seed(),
+            self._score_final,
+        )
+        self.archive.write_status(
+            {
+                **self.archive.status(),
+                "best": choice.winner or self.archive.status().get("best"),
+                "validation": {
+                    "winner": choice.winner,
+                    "tasks": choice.tasks,
+                    "use": "final choice of winners only, never selection",
+                },
+            }
+        )
 
     def _hpo_stage(self) -> None:
         """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
@@ -369,8 +459,10 @@ class Campaign:
         if generation not in recorded:
             self.archive.append_generation(generation, [c.id for c in population], state)
         elif "bandit" in state and recorded[generation].get("bandit") != state["bandit"]:
-            raise TunesmithError(f"{self.archive.run_dir}: the bandit's state after generation {generation} differs "
-                                 "from the recorded one; the run's config or code changed, start a new run directory")
+            raise TunesmithError(
+                f"{self.archive.run_dir}: the bandit's state after generation {generation} differs "
+                "from the recorded one; the run's config or code changed, start a new run directory"
+            )
 
     def summary(self, state: str, reason: str) -> Summary:
         board = self.archive.best(10)
@@ -382,9 +474,19 @@ class Campaign:
             best_file = self.archive.code_file(self.archive.candidate(choice.winner))
         from generator.campaign.sealed_test import load_test
 
-        return Summary(self.archive.run_dir, state, reason, len(self.made), self.cfg.evolution.budget,
-                       self.llm.usage.to_dict(), board, best_file, self.cfg.llm.model, choice,
-                       load_test(self.archive.run_dir))
+        return Summary(
+            self.archive.run_dir,
+            state,
+            reason,
+            len(self.made),
+            self.cfg.evolution.budget,
+            self.llm.usage.to_dict(),
+            board,
+            best_file,
+            self.cfg.llm.model,
+            choice,
+            load_test(self.archive.run_dir),
+        )
 
 
 def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | None) -> Archive:
@@ -393,16 +495,25 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
         archive = Archive.open(run_dir)
         changed = blocking_changes(with_legacy_values(archive.config), resolved)
         if changed:
-            raise ConfigError(f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
-                              "use `tunesmith resume` to continue it, or set another output.run_dir")
+            raise ConfigError(
+                f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
+                "use `tunesmith resume` to continue it, or set another output.run_dir"
+            )
         return archive
     text = config_path.read_text() if config_path else ""
     return Archive.create(run_dir, resolved, text, cfg.name)
 
 
-def run_campaign(config_path, run_dir: str | None = None, budget: int | None = None, progress: bool = True,
-                 evaluate=None, completion=None, executor: str | None = None,
-                 worker_wait: float | None = None) -> Summary:
+def run_campaign(
+    config_path,
+    run_dir: str | None = None,
+    budget: int | None = None,
+    progress: bool = True,
+    evaluate=None,
+    completion=None,
+    executor: str | None = None,
+    worker_wait: float | None = None,
+) -> Summary:
     """Start the campaign of a TOML file, or continue it if its run directory already holds it."""
     config_path = campaign_file(config_path)
     cfg = load_config(config_path)
@@ -427,13 +538,23 @@ def run_campaign(config_path, run_dir: str | None = None, budget: int | None = N
     with run_lock(cfg.output.run_dir, "run"), _resumable(cfg.output.run_dir):
         archive = _open_or_create(cfg, resolved, config_path)
         # a lowered budget, from --budget or from the file, is refused alike (the file's names the file)
-        check_budget_left(len(archive.candidates()), cfg.evolution.budget,
-                          "--budget" if budget is not None else f"{config_path}: [evolution] budget =")
+        check_budget_left(
+            len(archive.candidates()),
+            cfg.evolution.budget,
+            "--budget" if budget is not None else f"{config_path}: [evolution] budget =",
+        )
         return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
 
 
-def resume(run_dir, budget: int | None = None, progress: bool = True, evaluate=None, completion=None,
-           executor: str | None = None, worker_wait: float | None = None) -> Summary:
+def resume(
+    run_dir,
+    budget: int | None = None,
+    progress: bool = True,
+    evaluate=None,
+    completion=None,
+    executor: str | None = None,
+    worker_wait: float | None = None,
+) -> Summary:
     """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
     from generator.campaign.preflight import check_budget_left, check_campaign
     from generator.run_lock import run_lock
@@ -478,15 +599,20 @@ def render_prompt(config_path, operator: str = "new") -> list[dict]:
     config_path = campaign_file(config_path)  # campaigns/NAME.toml: the shipped one outside a checkout
     cfg, _ = resolve_paths(load_config(config_path), config_path.parent)
     builder = PromptBuilder(load_task_set(cfg.tasks.train, cfg.tasks), cfg.prompts)
-    example = ("class RandomSearch:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n"
-               "        self.budget = budget\n\n    def __call__(self, func, searchspace):\n"
-               "        for config in searchspace.get_random_sample(10**9):\n            func(config)\n")
+    example = (
+        "class RandomSearch:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n"
+        "        self.budget = budget\n\n    def __call__(self, func, searchspace):\n"
+        "        for config in searchspace.get_random_sample(10**9):\n            func(config)\n"
+    )
     parent = ParentView("c0001", None if operator == "fix" else 0.0, example, "Random search (example parent)")
     error = {"kind": "runtime", "message": "ZeroDivisionError: division by zero (example)", "line": 8}
     if operator == "new":
         return builder.messages("new", existing=[parent])
     parents = [parent]
     if operator == "crossover":
-        parents.append(ParentView("c0002", 0.0, example.replace("RandomSearch", "OtherSearch"), "Another example parent"))
-    return builder.messages(operator, parents=parents, error=error if operator == "fix" else None,
-                            edit=cfg.evolution.edit)
+        parents.append(
+            ParentView("c0002", 0.0, example.replace("RandomSearch", "OtherSearch"), "Another example parent")
+        )
+    return builder.messages(
+        operator, parents=parents, error=error if operator == "fix" else None, edit=cfg.evolution.edit
+    )

@@ -147,8 +147,9 @@ class Niches:
                 dest.received += 1
                 self._place(dest, best)
                 self._regrid(dest)
-            self.migrations.append({"generation": generation, "from": i, "to": (i + 1) % self.n,
-                                    "id": best.id, "entered": entered})
+            self.migrations.append(
+                {"generation": generation, "from": i, "to": (i + 1) % self.n, "id": best.id, "entered": entered}
+            )
 
     def silent(self) -> list[int]:
         """Islands that took no migrant although migrations were due: they never exchanged."""
@@ -158,11 +159,18 @@ class Niches:
 
     def snapshot(self, generation: int) -> dict:
         """The niches after a generation, for the archive's generation record (status and report read it)."""
-        return {"islands": [{"population": [c.id for c in isl.population], "received": isl.received,
-                             "cells": {cell: isl.grid[cell].id for cell in sorted(isl.grid)}}
-                            for isl in self.islands],
-                "migrations": [m for m in self.migrations if m["generation"] == generation],
-                "silent": self.silent()}
+        return {
+            "islands": [
+                {
+                    "population": [c.id for c in isl.population],
+                    "received": isl.received,
+                    "cells": {cell: isl.grid[cell].id for cell in sorted(isl.grid)},
+                }
+                for isl in self.islands
+            ],
+            "migrations": [m for m in self.migrations if m["generation"] == generation],
+            "silent": self.silent(),
+        }
 
 
 def migration_generations(cfg, budget: int, n_parents: int, n_offspring: int) -> int:
@@ -176,8 +184,10 @@ def never_exchange(cfg) -> str | None:
     n = cfg.niches
     if n.islands < 2 or migration_generations(cfg, cfg.budget, cfg.n_parents, cfg.n_offspring):
         return None
-    return (f"[evolution.niches] islands = {n.islands} never exchange: migration every {n.migration_interval} "
-            f"generations but a budget of {cfg.budget} makes fewer; lower migration_interval or raise the budget")
+    return (
+        f"[evolution.niches] islands = {n.islands} never exchange: migration every {n.migration_interval} "
+        f"generations but a budget of {cfg.budget} makes fewer; lower migration_interval or raise the budget"
+    )
 
 
 def niche_lines(record: dict | None) -> list[str]:
@@ -187,14 +197,18 @@ def niche_lines(record: dict | None) -> list[str]:
         return []
     islands = niches["islands"]
     cells = sorted({cell for isl in islands for cell in isl["cells"]})
-    lines = [f"niches after generation {record['generation']}: {len(islands)} island"
-             f"{'s' if len(islands) != 1 else ''}, {len(cells)} behaviour cells occupied "
-             "(cell = bins of local-search share, far jumps, spread)"]
+    lines = [
+        f"niches after generation {record['generation']}: {len(islands)} island"
+        f"{'s' if len(islands) != 1 else ''}, {len(cells)} behaviour cells occupied "
+        "(cell = bins of local-search share, far jumps, spread)"
+    ]
     for i, isl in enumerate(islands):
         took = f", took {isl['received']} migrant{'s' if isl['received'] != 1 else ''}" if len(islands) > 1 else ""
         elites = " ".join(f"{cell}:{cid}" for cell, cid in isl["cells"].items())
         lines.append(f"  island {i}: population {' '.join(isl['population']) or '-'}{took}; elites {elites or '-'}")
     if niches.get("silent"):
-        lines.append(f"  islands that never exchanged: {', '.join(map(str, niches['silent']))} (every migrant was "
-                     "refused: lower migration_interval or use fewer islands)")
+        lines.append(
+            f"  islands that never exchanged: {', '.join(map(str, niches['silent']))} (every migrant was "
+            "refused: lower migration_interval or use fewer islands)"
+        )
     return lines

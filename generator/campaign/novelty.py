@@ -27,12 +27,12 @@ Code that does not parse has no shape; it never counts as a copy (the sandbox re
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
+
+from generator import parsing
 
 Q = 4  # q-gram length: long enough to see statement structure, short enough to survive small edits
 
@@ -175,7 +175,7 @@ class Shape:
     size: int  # tokens
 
     @classmethod
-    def of(cls, code: str | None) -> "Shape | None":
+    def of(cls, code: str | None) -> Shape | None:
         """The shape of a piece of code, or None if it does not parse."""
         if not code:
             return None
@@ -192,7 +192,7 @@ class Shape:
             _tokens(tree, tokens)
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # RecursionError: nested too deeply
             return None
-        grams = Counter(tuple(tokens[i:i + Q]) for i in range(max(1, len(tokens) - Q + 1)))
+        grams = Counter(tuple(tokens[i : i + Q]) for i in range(max(1, len(tokens) - Q + 1)))
         return cls(fingerprint, grams, len(tokens))
 
 

@@ -51,13 +51,17 @@ def check_disjoint(names: dict[str, list[str]]) -> None:
     for key, tasks in names.items():
         for name in tasks:
             if seen.setdefault(name, key) != key:
-                raise ConfigError(f"tasks: {name!r} is in both tasks.{seen[name]} and tasks.{key}; a task belongs to "
-                                  "one set (train: evolution, validation: the final choice of winners, test: the "
-                                  "report), remove it from one")
+                raise ConfigError(
+                    f"tasks: {name!r} is in both tasks.{seen[name]} and tasks.{key}; a task belongs to "
+                    "one set (train: evolution, validation: the final choice of winners, test: the "
+                    "report), remove it from one"
+                )
 
 
 def check_budget_left(done: int, budget: int, flag: str) -> None:
     """Refuse a budget the run has already spent (it would stop at once and misstate the budget)."""
     if budget < done:
-        raise ConfigError(f"{flag} {budget}: the run already holds {done} candidates, so a budget of {budget} "
-                          f"is already spent; to extend the run give more than {done}")
+        raise ConfigError(
+            f"{flag} {budget}: the run already holds {done} candidates, so a budget of {budget} "
+            f"is already spent; to extend the run give more than {done}"
+        )

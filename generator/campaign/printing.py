@@ -36,34 +36,53 @@ def _leaderboard_lines(board: list[Candidate], k: int = 10) -> list[str]:
     if not board:
         return ["  (no working candidate yet)"]
     tasks = list(board[0].per_task)
-    lines = [f"  {'rank':>4} {'id':6} {'score':>7} {'± SE':>6} {'runs':>5}  " + "  ".join(f"{t[:22]:>22}" for t in tasks)
-             + "  operator  description"]
+    lines = [
+        f"  {'rank':>4} {'id':6} {'score':>7} {'± SE':>6} {'runs':>5}  "
+        + "  ".join(f"{t[:22]:>22}" for t in tasks)
+        + "  operator  description"
+    ]
     for rank, c in enumerate(board[:k], 1):
-        per = "  ".join(f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks)
+        per = "  ".join(
+            f"{(c.per_task.get(t) if c.per_task.get(t) is not None else float('nan')):>22.3f}" for t in tasks
+        )
         se = f"± {c.se:.3f}" if c.se is not None else "±   ?"  # '?': one repeat, or a run made before SE was kept
-        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.3f} {se:>7} {c.runs:>5}  {per}  {c.operator:8}  "
-                     f"{clipped(printable(c.description, newlines=False), 60)}")
+        lines.append(
+            f"  {rank:>4} {c.id:6} {c.score:>7.3f} {se:>7} {c.runs:>5}  {per}  {c.operator:8}  "
+            f"{clipped(printable(c.description, newlines=False), 60)}"
+        )
     return lines
 
 
 def _usage_line(usage: dict, model: str) -> str:
     # the offline synthesizer answers through the LLM path but is no LLM, and the report says so
     who = "offline synthesizer (no LLM)" if model.startswith("synth/") else f"LLM {model}"
-    return (f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
-            f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
-            f"{usage.get('cost_usd', 0.0):.4f} USD"
-            + (f"; {usage['estimated_prompt_tokens']} of the prompt tokens are estimated (requests that timed out "
-               "may still be billed)" if usage.get("estimated_prompt_tokens") else ""))
+    return (
+        f"{who}: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens "
+        f"({usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion), "
+        f"{usage.get('cost_usd', 0.0):.4f} USD"
+        + (
+            f"; {usage['estimated_prompt_tokens']} of the prompt tokens are estimated (requests that timed out "
+            "may still be billed)"
+            if usage.get("estimated_prompt_tokens")
+            else ""
+        )
+    )
 
 
-P_REMINDER = ("P (the auto-tuning methodology's score, per task): 1 = finds the optimum at once, 0 = no better "
-              "than random search, below 0 = worse; averaged over the task's time budget")
+P_REMINDER = (
+    "P (the auto-tuning methodology's score, per task): 1 = finds the optimum at once, 0 = no better "
+    "than random search, below 0 = worse; averaged over the task's time budget"
+)
 
 
 def format_summary(s: Summary) -> str:
     """The end-of-campaign report: state, leaderboard, best file, cost and tokens."""
-    lines = [f"campaign {s.state}: {printable(s.reason, newlines=False)}", f"run directory: {s.run_dir}",
-             f"candidates: {s.candidates} of {s.budget}", "leaderboard (mean P over training tasks):"]
+    lines = [
+        f"campaign {s.state}: {printable(s.reason, newlines=False)}",
+        f"run directory: {s.run_dir}",
+        f"candidates: {s.candidates} of {s.budget}",
+        "leaderboard (mean P over training tasks):",
+    ]
     lines += _leaderboard_lines(s.leaderboard)
     best = s.leaderboard[0] if s.leaderboard else None
     lines += _choice_lines(s.validation)
@@ -78,8 +97,10 @@ def format_summary(s: Summary) -> str:
         lines.append("best candidate: none")
     else:  # its raw code is no Kernel Tuner strategy yet: `export` wraps it (tune(), provenance)
         se = f" ± {best.se:.3f}" if best.se is not None else ""
-        lines.append(f"best candidate: {best.id}, P {best.score:.3f}{se} (its code: {s.best_file}; not yet a Kernel Tuner "
-                     "strategy, `tunesmith export` makes one)")
+        lines.append(
+            f"best candidate: {best.id}, P {best.score:.3f}{se} (its code: {s.best_file}; not yet a Kernel Tuner "
+            "strategy, `tunesmith export` makes one)"
+        )
     lines.append(_usage_line(s.usage, s.model))
     if s.state != "finished":
         lines.append(f"to continue: tunesmith resume {s.run_dir}")
@@ -87,8 +108,11 @@ def format_summary(s: Summary) -> str:
         hpo = f"tunesmith hpo {s.run_dir} --id {best.id} --trials 30"
         export = f"tunesmith export {s.run_dir} --name my_optimizer --id {best.id}"
         width = max(len(hpo), len(export))
-        lines += ["next:", f"  {hpo:{width}}  # tune its hyperparameters (Optuna)",
-                  f"  {export:{width}}  # -> generated_algorithms/my_optimizer.py, a Kernel Tuner strategy"]
+        lines += [
+            "next:",
+            f"  {hpo:{width}}  # tune its hyperparameters (Optuna)",
+            f"  {export:{width}}  # -> generated_algorithms/my_optimizer.py, a Kernel Tuner strategy",
+        ]
     lines.append(P_REMINDER)
     return "\n".join(lines)
 
@@ -107,12 +131,15 @@ def format_status(run_dir, k: int = 10) -> str:
     usage = Usage()
     for ex in archive.exchanges():
         usage.add(ex)
-    lines = [f"run: {archive.run_dir} ({archive.config.get('name', '')})",
-             _state_line(archive.run_dir, status),
-             f"candidates: {len(cands)} {_of_budget(len(cands), budget)} generated, {len(failed)} failed"
-             + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
-             + f", {dupes} duplicates, {len(archive.generations())} generations done",
-             _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")), "leaderboard (mean P over training tasks):"]
+    lines = [
+        f"run: {archive.run_dir} ({archive.config.get('name', '')})",
+        _state_line(archive.run_dir, status),
+        f"candidates: {len(cands)} {_of_budget(len(cands), budget)} generated, {len(failed)} failed"
+        + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
+        + f", {dupes} duplicates, {len(archive.generations())} generations done",
+        _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")),
+        "leaderboard (mean P over training tasks):",
+    ]
     lines += edit_lines(cands)
     board = archive.best(k)
     lines += _leaderboard_lines(board, k)
@@ -154,8 +181,10 @@ def edit_lines(cands: list[Candidate]) -> list[str]:
     outcomes = [edit_outcome(e) for e in asked]
     applied = outcomes.count("applied")
     failed = sum(1 for o in outcomes if o in ASKED_AGAIN)
-    return [f"diff edits: {len(asked)} asked, {applied} applied, {failed} did not apply and were asked again for full "
-            f"code, {len(asked) - applied - failed} answered with full code"]
+    return [
+        f"diff edits: {len(asked)} asked, {applied} applied, {failed} did not apply and were asked again for full "
+        f"code, {len(asked) - applied - failed} answered with full code"
+    ]
 
 
 def _of_budget(made: int, budget) -> str:

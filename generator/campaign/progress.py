@@ -19,11 +19,18 @@ class CampaignProgress:
 
         self.recorded = set(recorded)
         shown = (not enabled) or None  # None: shown on a terminal only
-        self.candidates = tqdm(total=budget, initial=min(len(self.recorded), budget), desc="candidates", unit="cand",
-                               file=sys.stderr, disable=shown, dynamic_ncols=True, position=0)
+        self.candidates = tqdm(
+            total=budget,
+            initial=min(len(self.recorded), budget),
+            desc="candidates",
+            unit="cand",
+            file=sys.stderr,
+            disable=shown,
+            dynamic_ncols=True,
+            position=0,
+        )
         # sandbox runs (task x repeat) of the candidates evaluated in this session
-        self.runs = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=shown, dynamic_ncols=True,
-                         position=1)
+        self.runs = tqdm(desc="evaluations", unit="run", file=sys.stderr, disable=shown, dynamic_ncols=True, position=1)
 
     def recorded_one(self, cid: str, best: float | None) -> None:
         """A candidate reached the archive (one recalled on resume is counted already)."""

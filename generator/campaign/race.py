@@ -11,8 +11,8 @@ only on the recorded fitness the race continues exactly where it stopped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from generator.archive import Archive, Candidate, apply_race
 from generator.scoring.racing import Entrant, RaceSettings, merge_fitness, race_round, repeat_blocks
@@ -27,8 +27,14 @@ def repeats_of(cand: Candidate) -> int:
 class Race:
     """Races pools of candidates; `extend(code, repeats, first_repeat)` runs more repeats of a candidate."""
 
-    def __init__(self, settings: RaceSettings, archive: Archive, code: Callable[[Candidate], str],
-                 extend: Callable[[str, int, int], object], aggregate: str = "mean"):
+    def __init__(
+        self,
+        settings: RaceSettings,
+        archive: Archive,
+        code: Callable[[Candidate], str],
+        extend: Callable[[str, int, int], object],
+        aggregate: str = "mean",
+    ):
         self.settings = settings
         self.archive = archive
         self.code = code

@@ -55,8 +55,9 @@ def load_test(run_dir) -> SealedTest | None:
         return None
 
 
-def open_test(run_dir, candidate: str, params: dict | None, tasks: list, repeats: int, seed: int,
-              evaluate) -> SealedTest:
+def open_test(
+    run_dir, candidate: str, params: dict | None, tasks: list, repeats: int, seed: int, evaluate
+) -> SealedTest:
     """Score the chosen candidate on the test tasks once (`evaluate(tasks, repeats, seed)` -> Fitness);
     a recorded look is returned as it is, whoever it scored."""
     old = load_test(run_dir)
@@ -65,8 +66,18 @@ def open_test(run_dir, candidate: str, params: dict | None, tasks: list, repeats
     seed = seed + SEED_OFFSET
     names = [t.name for t in tasks]
     per, score, se, error = fitness_scores(evaluate(tasks, repeats, seed), names)
-    record = SealedTest(candidate, params, names, repeats, seed, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                        score, se, per, error)
+    record = SealedTest(
+        candidate,
+        params,
+        names,
+        repeats,
+        seed,
+        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        score,
+        se,
+        per,
+        error,
+    )
     write_atomic(Path(run_dir) / TEST_FILE, json.dumps(record.to_dict(), indent=1))  # whole or not at all
     return record
 
@@ -79,9 +90,13 @@ def format_test(record: SealedTest | None, winner: str | None) -> list[str]:
         result = f"failed ({record.error})"
     else:
         result = f"P {record.score:.3f}" + (f" ± {record.se_families:.3f} over families" if record.se_families else "")
-    lines = [f"sealed test set ({len(record.tasks)} task(s), opened once on {record.opened}): {record.candidate} "
-             f"scored {result}"]
+    lines = [
+        f"sealed test set ({len(record.tasks)} task(s), opened once on {record.opened}): {record.candidate} "
+        f"scored {result}"
+    ]
     if winner is not None and winner != record.candidate:
-        lines.append(f"  the winner is now {winner}; it has no sealed test score (the test set was opened for "
-                     f"{record.candidate} and is not opened twice)")
+        lines.append(
+            f"  the winner is now {winner}; it has no sealed test score (the test set was opened for "
+            f"{record.candidate} and is not opened twice)"
+        )
     return lines

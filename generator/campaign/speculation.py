@@ -24,7 +24,14 @@ from generator.llm.prompts import normalise_code
 
 # What a slot is doing; it moves down this list (asking <-> replied once when re-asked).
 PLANNED, ASKING, REPLIED, BLOCKED, EVALUATING, WAITING, DONE = (
-    "planned", "asking", "replied", "blocked", "evaluating", "waiting", "done")
+    "planned",
+    "asking",
+    "replied",
+    "blocked",
+    "evaluating",
+    "waiting",
+    "done",
+)
 
 
 @dataclass
@@ -64,8 +71,12 @@ class Speculation:
         near = slot.spec_near = self.index.nearest(shape)
         limit = min(self.novelty.max_similarity, 0.999)
         for other in earlier:  # a sibling that will be asked again does not count with its first reply
-            if other.spec_shape is not None and shape is not None and not self._will_reask(other) \
-                    and similarity(shape, other.spec_shape) > limit:
+            if (
+                other.spec_shape is not None
+                and shape is not None
+                and not self._will_reask(other)
+                and similarity(shape, other.spec_shape) > limit
+            ):
                 slot.spec_tried = True
                 return
         if layout in self.by_hash or near.exact:
@@ -75,8 +86,9 @@ class Speculation:
             if not self._room():
                 return  # try again when a request is answered
             slot.spec_tried = True
-            messages = self.c.messages(slot.plan, self.existing, copied=self._candidate(near.id, slots),
-                                       similarity=near.similarity)
+            messages = self.c.messages(
+                slot.plan, self.existing, copied=self._candidate(near.id, slots), similarity=near.similarity
+            )
             try:
                 slot.spec_reask = self._send(slot, messages, reask=True)
                 slot.spec_messages = messages
@@ -90,8 +102,12 @@ class Speculation:
 
     def _will_reask(self, slot: Slot) -> bool:
         near = slot.spec_near
-        return near is not None and near.id is not None and not near.exact \
+        return (
+            near is not None
+            and near.id is not None
+            and not near.exact
             and near.similarity > self.novelty.max_similarity
+        )
 
     def _drop_speculation(self, slot: Slot, keep_reask: bool = False) -> None:
         for name in ("spec",) if keep_reask else ("spec", "spec_reask"):

@@ -28,9 +28,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from generator.config import DASK_LOCAL, REMOTE_SCHEMES, url_problem  # noqa: F401  (the URL grammar)
+from generator.config import DASK_LOCAL, REMOTE_SCHEMES, url_problem
 from generator.errors import TunesmithError
-
 
 
 class WorkerLost(RuntimeError):
@@ -143,8 +142,9 @@ class DaskExecutor(cf.Executor):
     as ClusterStalled. Neither is ever scored or blamed on the candidate.
     """
 
-    def __init__(self, client, cluster=None, retries: int = 1, url: str = DASK_LOCAL,
-                 worker_wait_s: float = 300.0, notice=None):
+    def __init__(
+        self, client, cluster=None, retries: int = 1, url: str = DASK_LOCAL, worker_wait_s: float = 300.0, notice=None
+    ):
         self.client, self.cluster, self.retries, self.url = client, cluster, int(retries), url
         self.worker_wait_s = float(worker_wait_s)
         self.notice = notice or (lambda message: None)
@@ -181,8 +181,16 @@ class DaskExecutor(cf.Executor):
 
     def _launch(self, call: _Call, workers: list[str] | None = None) -> None:
         # pure=False: every call is a new task (no key deduplication, no hashing of the tasks' arrays).
-        dfut = self.client.submit(call.fn, *call.args, pure=False, retries=self.retries, resources=call.resources,
-                                  workers=workers, allow_other_workers=False, **call.kwargs)
+        dfut = self.client.submit(
+            call.fn,
+            *call.args,
+            pure=False,
+            retries=self.retries,
+            resources=call.resources,
+            workers=workers,
+            allow_other_workers=False,
+            **call.kwargs,
+        )
         with self._lock:
             call.dfut, call.worker, call.started = dfut, None, None
             self._calls[dfut.key] = call
@@ -200,9 +208,12 @@ class DaskExecutor(cf.Executor):
         if not _claim(call.cfut):
             return  # we cancelled it (the call above woke cf.wait() on it), or a failure took it first
         if f.status == "cancelled":  # not by us: the scheduler dropped it (restarted, lost, shut down)
-            call.cfut.set_exception(ClusterStalled(
-                f"executor {self.url!r}: the Dask cluster dropped an evaluation (scheduler restarted or gone); "
-                "check the cluster, then continue the run"))
+            call.cfut.set_exception(
+                ClusterStalled(
+                    f"executor {self.url!r}: the Dask cluster dropped an evaluation (scheduler restarted or gone); "
+                    "check the cluster, then continue the run"
+                )
+            )
             return
         try:
             call.cfut.set_result(f.result())
@@ -231,12 +242,17 @@ class DaskExecutor(cf.Executor):
             return
         if self._no_workers_since is None:
             self._no_workers_since = now
-            self.notice(f"executor {self.url!r}: waiting for Dask workers (none is connected to the scheduler); "
-                        f"giving up after {self.worker_wait_s:g} s ([evaluation] worker_wait / --worker-wait)")
+            self.notice(
+                f"executor {self.url!r}: waiting for Dask workers (none is connected to the scheduler); "
+                f"giving up after {self.worker_wait_s:g} s ([evaluation] worker_wait / --worker-wait)"
+            )
         elif now - self._no_workers_since > self.worker_wait_s:
-            self._fail_all(ClusterStalled(
-                f"executor {self.url!r}: no Dask worker joined within {self.worker_wait_s:g} s; start workers "
-                "(`dask worker SCHEDULER`) or raise [evaluation] worker_wait, then continue the run"))
+            self._fail_all(
+                ClusterStalled(
+                    f"executor {self.url!r}: no Dask worker joined within {self.worker_wait_s:g} s; start workers "
+                    "(`dask worker SCHEDULER`) or raise [evaluation] worker_wait, then continue the run"
+                )
+            )
 
     def _check_progress(self) -> None:
         processing = self._sync(self.client.scheduler.processing, workers=None)
@@ -256,17 +272,21 @@ class DaskExecutor(cf.Executor):
         call.moved_from.append(worker)
         old = call.dfut
         if not others or len(call.moved_from) > MAX_MOVES:
-            error = ClusterStalled(f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on "
-                                   f"Dask worker {worker} (frozen or overloaded) and no other worker could take it; "
-                                   "check the workers, then continue the run")
+            error = ClusterStalled(
+                f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on "
+                f"Dask worker {worker} (frozen or overloaded) and no other worker could take it; "
+                "check the workers, then continue the run"
+            )
             with self._lock:
                 call.dfut = None
             old.cancel()
             if _claim(call.cfut):
                 call.cfut.set_exception(error)
             return
-        self.notice(f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on Dask worker "
-                    f"{worker} (frozen?); moved to another worker")
+        self.notice(
+            f"executor {self.url!r}: an evaluation made no progress for {waited:.0f} s on Dask worker "
+            f"{worker} (frozen?); moved to another worker"
+        )
         self._launch(call, workers=others)
         old.cancel()
 
@@ -289,7 +309,8 @@ class DaskExecutor(cf.Executor):
             if not any((w.get("resources") or {}).get(name, 0) >= amount for w in workers):
                 raise TunesmithError(
                     f"executor {self.url!r}: a live task needs worker resource {name}={amount} and no worker "
-                    f"offers it; start GPU workers with `dask worker SCHEDULER --resources {name}=1`")
+                    f"offers it; start GPU workers with `dask worker SCHEDULER --resources {name}=1`"
+                )
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False, timeout_s: float | None = None) -> None:
         """Wait (at most `timeout_s`, default the worker wait) for what is in flight, or cancel it; then close.
@@ -305,11 +326,17 @@ class DaskExecutor(cf.Executor):
         if wait and not cancel_futures and inflight:
             cf.wait(inflight, timeout=self.worker_wait_s if timeout_s is None else timeout_s)
         try:
-            self._fail_all(ClusterStalled(f"executor {self.url!r}: shut down while an evaluation was in flight; "
-                                          "continue the run to evaluate it again"))
+            self._fail_all(
+                ClusterStalled(
+                    f"executor {self.url!r}: shut down while an evaluation was in flight; "
+                    "continue the run to evaluate it again"
+                )
+            )
         finally:  # whatever happened above, the client's threads must not keep the process alive
-            for close in (lambda: self.client.close(timeout=CLOSE_TIMEOUT_S),
-                          lambda: self.cluster is not None and self.cluster.close(timeout=CLOSE_TIMEOUT_S)):
+            for close in (
+                lambda: self.client.close(timeout=CLOSE_TIMEOUT_S),
+                lambda: self.cluster is not None and self.cluster.close(timeout=CLOSE_TIMEOUT_S),
+            ):
                 try:
                     close()
                 except Exception:  # noqa: BLE001 - a gone or frozen scheduler: nothing left to close cleanly
@@ -331,8 +358,12 @@ def local_cluster(workers: int, gpus: int | None = None):
     gpus = gpu_count() if gpus is None else gpus
     spec = {}
     for i in range(max(1, int(workers))):
-        options = {"nthreads": 1, "host": "127.0.0.1", "silence_logs": logging.ERROR,
-                   "preload": ["generator.evaluation.dask_worker_setup"]}  # Ctrl-C: the campaign's, not theirs
+        options = {
+            "nthreads": 1,
+            "host": "127.0.0.1",
+            "silence_logs": logging.ERROR,
+            "preload": ["generator.evaluation.dask_worker_setup"],
+        }  # Ctrl-C: the campaign's, not theirs
         if i < gpus:  # one GPU per worker: CUDA sees only its own device
             options.update(resources={"GPU": 1}, env={"CUDA_VISIBLE_DEVICES": str(i)})
         spec[f"tunesmith-{i}"] = {"cls": Nanny, "options": options}
@@ -344,19 +375,34 @@ def local_cluster(workers: int, gpus: int | None = None):
 def _quiet_dask_logs() -> None:
     """A scheduler that restarts or goes away makes Dask's client log tracebacks (tens of lines) while it
     reconnects; the evaluation fails with one line of ours (ClusterStalled) instead, so keep them quiet."""
-    for name in ("distributed.client", "distributed.core", "distributed.comm", "distributed.batched",
-                 "distributed.utils", "tornado.application"):
+    for name in (
+        "distributed.client",
+        "distributed.core",
+        "distributed.comm",
+        "distributed.batched",
+        "distributed.utils",
+        "tornado.application",
+    ):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def dask_executor(url: str, workers: int, retries: int = 1, gpus: int | None = None,
-                  connect_timeout_s: float = 20.0, worker_wait_s: float = 300.0, notice=None) -> DaskExecutor:
+def dask_executor(
+    url: str,
+    workers: int,
+    retries: int = 1,
+    gpus: int | None = None,
+    connect_timeout_s: float = 20.0,
+    worker_wait_s: float = 300.0,
+    notice=None,
+) -> DaskExecutor:
     """`dask-local`: start a cluster of `workers` processes here; `dask://HOST:PORT`: connect to a scheduler."""
     try:
         from distributed import Client
     except ImportError as exc:
-        raise TunesmithError(f"executor {url!r} needs Dask; install it with `pip install 'tunesmith[dask]'` "
-                             f"(or dask[distributed]) or use executor = 'local'") from exc
+        raise TunesmithError(
+            f"executor {url!r} needs Dask; install it with `pip install 'tunesmith[dask]'` "
+            f"(or dask[distributed]) or use executor = 'local'"
+        ) from exc
     from generator import parsing
 
     parsing.isolate()  # Dask's threads parse and compile in this process too: ours go to a child (gh-106905)
@@ -367,8 +413,10 @@ def dask_executor(url: str, workers: int, retries: int = 1, gpus: int | None = N
     address = scheduler_address(url)
     try:
         client = Client(address, timeout=f"{connect_timeout_s}s")
-    except OSError as exc:
-        raise TunesmithError(f"executor {url!r}: no Dask scheduler answered at {address} within "
-                             f"{connect_timeout_s:g} s; start one (`dask scheduler`, or dask-jobqueue's "
-                             "SLURMCluster) or fix the address") from None
+    except OSError:
+        raise TunesmithError(
+            f"executor {url!r}: no Dask scheduler answered at {address} within "
+            f"{connect_timeout_s:g} s; start one (`dask scheduler`, or dask-jobqueue's "
+            "SLURMCluster) or fix the address"
+        ) from None
     return DaskExecutor(client, None, retries, url, worker_wait_s, notice)

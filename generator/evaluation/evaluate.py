@@ -12,14 +12,14 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, 
 
 import numpy as np
 
-from generator.sandbox.checks import check_source, inspect_source
+import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.errors import TunesmithError, printable
+from generator.evaluation.runs import init_kwargs, run_seed
+from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
+from generator.sandbox.checks import check_source, inspect_source
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 from generator.scoring.racing import repeat_values, standard_error
-from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
 from generator.tasks.cache import Task
-from generator.evaluation.runs import init_kwargs, run_seed  # noqa: F401  (also imported from here)
-import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
 
 __all__ = ["evaluate_source", "check_source", "Fitness", "TaskFitness", "CandidateError", "run_seed"]
 
@@ -31,10 +31,20 @@ def plan_jobs(runs: list[tuple[int, int, int]], workers: int) -> list[list[tuple
     return [runs[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int = 0, timeout_s: float = 30.0,
-                    hyperparameters: dict | None = None, workers: int = 1, *, executor=None,
-                    config: SandboxConfig | None = None, seeds: dict | None = None,
-                    first_repeat: int = 0) -> Fitness:
+def evaluate_source(
+    source: str,
+    tasks: list[Task],
+    repeats: int = 3,
+    seed: int = 0,
+    timeout_s: float = 30.0,
+    hyperparameters: dict | None = None,
+    workers: int = 1,
+    *,
+    executor=None,
+    config: SandboxConfig | None = None,
+    seeds: dict | None = None,
+    first_repeat: int = 0,
+) -> Fitness:
     """Score a candidate's source on tasks x repeats in the sandbox (Fitness.error says why not).
 
     `first_repeat`: run repeats first_repeat .. first_repeat + repeats - 1 (racing adds runs to a candidate;
@@ -69,10 +79,17 @@ def evaluate_source(source: str, tasks: list[Task], repeats: int = 3, seed: int 
     outcomes = _run_jobs(jobs, workers, executor)
     fitness = _aggregate(tasks, repeats, outcomes, seed)
     fitness.wall_s = time.monotonic() - start
-    fitness.metadata.update({"seed": seed, "repeats": repeats, "timeout_s": config.timeout_s,
-                             "first_repeat": int(first_repeat),
-                             "workers": len(jobs), "class_name": found.class_name,
-                             "hyperparameters": jobs[0].init_kwargs})
+    fitness.metadata.update(
+        {
+            "seed": seed,
+            "repeats": repeats,
+            "timeout_s": config.timeout_s,
+            "first_repeat": int(first_repeat),
+            "workers": len(jobs),
+            "class_name": found.class_name,
+            "hyperparameters": jobs[0].init_kwargs,
+        }
+    )
     return fitness
 
 
@@ -180,12 +197,20 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
         else:
             ts = score_traces(task, traces)
         per_task[task.name] = TaskFitness(
-            score=ts.score, std=ts.std, fevals=float(np.mean([t.fevals for t in traces])),
-            unique=float(np.mean([t.rows.size for t in traces])), per_repeat=tuple(ts.per_repeat),
-            wall_s=float(sum(r.wall_s for r in mine)), runs=len(traces), se=standard_error(ts.per_repeat))
+            score=ts.score,
+            std=ts.std,
+            fevals=float(np.mean([t.fevals for t in traces])),
+            unique=float(np.mean([t.rows.size for t in traces])),
+            per_repeat=tuple(ts.per_repeat),
+            wall_s=float(sum(r.wall_s for r in mine)),
+            runs=len(traces),
+            se=standard_error(ts.per_repeat),
+        )
         if not _is_live(task):  # a live task's rows have no answer key to find the incumbent by
-            behaviours += [run_behaviour(task.space.valid, task.key.values, t.rows,
-                                         not task.objective.higher_is_better) for t in traces]
+            behaviours += [
+                run_behaviour(task.space.valid, task.key.values, t.rows, not task.objective.higher_is_better)
+                for t in traces
+            ]
     behaviour = mean_behaviour(behaviours)
     if behaviour is not None:  # the candidate's niche ([niches]): measured here, from the oracle's rows
         meta["behaviour"] = behaviour
@@ -241,9 +266,18 @@ def parse_hp_args(items: list[str]) -> dict:
     return out
 
 
-def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = None, *, repeats: int = 10,
-                  seed: int = 0, timeout_s: float = 30.0, workers: int = 1, hp_args=(),
-                  executor: str | None = None) -> tuple[str, Fitness]:
+def evaluate_file(
+    path: str,
+    task_paths: list[str],
+    only: list[str] | None = None,
+    *,
+    repeats: int = 10,
+    seed: int = 0,
+    timeout_s: float = 30.0,
+    workers: int = 1,
+    hp_args=(),
+    executor: str | None = None,
+) -> tuple[str, Fitness]:
     """Evaluate an optimizer file; returns (strategy name = the path as given, as `bench` names it; Fitness)."""
     from pathlib import Path
 
@@ -263,8 +297,16 @@ def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = Non
 
         ex = get_executor(executor, workers)
     try:
-        fitness = evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
-                                  hyperparameters=hyperparameters, workers=workers, executor=ex)
+        fitness = evaluate_source(
+            source,
+            tasks,
+            repeats=repeats,
+            seed=seed,
+            timeout_s=timeout_s,
+            hyperparameters=hyperparameters,
+            workers=workers,
+            executor=ex,
+        )
     finally:
         if ex is not None:
             ex.shutdown(wait=True)
@@ -273,10 +315,14 @@ def evaluate_file(path: str, task_paths: list[str], only: list[str] | None = Non
 
 def fitness_json(name: str, fitness: Fitness) -> dict:
     """The `bench` JSON shape for one strategy, plus "error" when it failed and the full Fitness."""
-    entry = {"score": fitness.score,
-             "per_task": {t: {"score": tf.score, "std": tf.std, "unique_evals": tf.unique, "fevals": tf.fevals}
-                          for t, tf in fitness.per_task.items()},
-             "wall_s": round(fitness.wall_s, 3)}
+    entry = {
+        "score": fitness.score,
+        "per_task": {
+            t: {"score": tf.score, "std": tf.std, "unique_evals": tf.unique, "fevals": tf.fevals}
+            for t, tf in fitness.per_task.items()
+        },
+        "wall_s": round(fitness.wall_s, 3),
+    }
     doc = {"results": {name: entry}, "fitness": fitness.to_dict()}
     if fitness.error is not None:
         entry["error"] = doc["error"] = fitness.error.to_dict()
@@ -311,25 +357,38 @@ def format_fitness(name: str, fitness: Fitness) -> str:
 
     lines += [not_p_line(t, note) for t, note in notes.items()]
     held = fitness.metadata.get("protections", {}).get("held", {})
-    lines.append(f"{name}: mean {'P' if not notes else 'score'} = {fitness.score:.3f} "
-                 f"({fitness.metadata.get('repeats')} repeats, "
-                 f"{fitness.wall_s:.1f} s; walls held: {sum(map(bool, held.values()))}/{len(held)})")
+    lines.append(
+        f"{name}: mean {'P' if not notes else 'score'} = {fitness.score:.3f} "
+        f"({fitness.metadata.get('repeats')} repeats, "
+        f"{fitness.wall_s:.1f} s; walls held: {sum(map(bool, held.values()))}/{len(held)})"
+    )
     if fitness.metadata.get("runs_cut_at_time_limit"):
-        lines.append(f"note: {fitness.metadata['runs_cut_at_time_limit']} run(s) reached the wall-clock limit "
-                     f"({fitness.metadata.get('timeout_s', '?')} s) before their budget was spent and were scored on "
-                     "what they had found; the optimizer's own code is slow (raise --timeout to let them finish)")
+        lines.append(
+            f"note: {fitness.metadata['runs_cut_at_time_limit']} run(s) reached the wall-clock limit "
+            f"({fitness.metadata.get('timeout_s', '?')} s) before their budget was spent and were scored on "
+            "what they had found; the optimizer's own code is slow (raise --timeout to let them finish)"
+        )
     missing = weak_walls(held)
     if missing:
-        lines.append(f"warning: sandbox walls that did not hold here: {', '.join(missing)} "
-                     "(see docs/explanation/security.md; run as root in a container for all of them)")
+        lines.append(
+            f"warning: sandbox walls that did not hold here: {', '.join(missing)} "
+            "(see docs/explanation/security.md; run as root in a container for all of them)"
+        )
     return "\n".join(lines)
 
 
 # allowlist_root: where the kernel refuses pivot_root the run falls back to covering known paths, which
 # leaves the rest of the file system readable; the user should hear that. shared_files_in_ram: without
 # it a run can keep bits in the page cache of the files it reads (docs/explanation/security.md).
-MAIN_WALLS = ("network_namespace", "mount_namespace", "allowlist_root", "hidden_paths", "private_proc",
-              "unprivileged_user", "shared_files_in_ram")
+MAIN_WALLS = (
+    "network_namespace",
+    "mount_namespace",
+    "allowlist_root",
+    "hidden_paths",
+    "private_proc",
+    "unprivileged_user",
+    "shared_files_in_ram",
+)
 
 
 def weak_walls(held: dict) -> list[str]:

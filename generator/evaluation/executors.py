@@ -24,8 +24,9 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def get_executor(url: str | None = None, workers: int | None = 1, *, worker_wait_s: float = 300.0,
-                 notice=None) -> Executor:
+def get_executor(
+    url: str | None = None, workers: int | None = 1, *, worker_wait_s: float = 300.0, notice=None
+) -> Executor:
     """An executor for sandbox jobs: `None`/`"local"` (threads), `dask-local` or `dask://HOST:PORT`.
 
     Dask only: `worker_wait_s` bounds the wait for a worker, `notice(message)` hears that the run waits."""

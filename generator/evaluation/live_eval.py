@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from generator.errors import TunesmithError
-from generator.scoring.fitness import CandidateError
 from generator.live.tasks import LiveOracle, LiveTask, make_oracle, run_live_job
+from generator.scoring.fitness import CandidateError
 from generator.scoring.oracle import StopCriterionReached
 from generator.scoring.score import Budget, TaskScore, Trace, budget_for, score_traces
 from generator.tasks.space import SearchSpace
@@ -48,8 +48,10 @@ class LiveResult:
             return f"{self.task}: failed ({self.error.kind}: {self.error.message})"
         what = "P vs the brute-force cache" if self.basis == "cache" else "advantage over live random search"
         best = ", ".join(f"{b:.4g}" for b in self.best)
-        return (f"{self.task}: score {self.score:.3f} ({what}); best per repeat [{best}]; "
-                f"mean unique evaluations {np.mean(self.fevals):.0f}; {self.wall_s:.0f} s")
+        return (
+            f"{self.task}: score {self.score:.3f} ({what}); best per repeat [{best}]; "
+            f"mean unique evaluations {np.mean(self.fevals):.0f}; {self.wall_s:.0f} s"
+        )
 
 
 def live_budget(task: LiveTask, max_fevals: int | None = None, seconds: float | None = None) -> Budget:
@@ -59,25 +61,33 @@ def live_budget(task: LiveTask, max_fevals: int | None = None, seconds: float | 
         if task.budget is not None:
             return task.budget
         if not task.cached:
-            raise TunesmithError(f"{task.name}: no measured cache to derive a budget from; "
-                                 "give max_fevals or seconds")
+            raise TunesmithError(f"{task.name}: no measured cache to derive a budget from; give max_fevals or seconds")
         return budget_for(task)
     return Budget(float(seconds) if seconds is not None else math.inf, max_fevals)
 
 
-def _run_sandboxed(source: str, task: LiveTask, budget: Budget, repeats: int, seed: int, timeout_s: float,
-                   hyperparameters: dict | None):
+def _run_sandboxed(
+    source: str, task: LiveTask, budget: Budget, repeats: int, seed: int, timeout_s: float, hyperparameters: dict | None
+):
     from generator import sandbox
-    from generator.sandbox.checks import inspect_source
     from generator.evaluation.runs import init_kwargs, run_seed
+    from generator.sandbox.checks import inspect_source
 
     found = inspect_source(source)
     if isinstance(found, CandidateError):
         return None, found
     kwargs = init_kwargs(found, hyperparameters, budget.max_fevals)
     runs = [(0, r, run_seed(seed, r)) for r in range(repeats)]
-    job = sandbox.Job(source, found.class_name, kwargs, [task], [budget], runs,
-                      sandbox.SandboxConfig(timeout_s=float(timeout_s)), oracle_factory=make_oracle)
+    job = sandbox.Job(
+        source,
+        found.class_name,
+        kwargs,
+        [task],
+        [budget],
+        runs,
+        sandbox.SandboxConfig(timeout_s=float(timeout_s)),
+        oracle_factory=make_oracle,
+    )
     outcome = run_live_job(job)
     return outcome, outcome.error
 
@@ -139,8 +149,7 @@ def score_live(task: LiveTask, traces: list, seed: int = 0) -> TaskScore:
     sign = -1.0 if task.objective.higher_is_better else 1.0
     baselines = random_search_curves(task, budget_for(task), len(traces), seed)
     per = [advantage(best_curve(_live_values(t), sign), b) for t, b in zip(traces, baselines)]
-    return TaskScore(float(np.mean(per)), float(np.std(per)), tuple(per),
-                     note=RANDOM_BASIS_NOTE)
+    return TaskScore(float(np.mean(per)), float(np.std(per)), tuple(per), note=RANDOM_BASIS_NOTE)
 
 
 def _live_values(trace) -> np.ndarray:
@@ -166,9 +175,16 @@ def advantage(candidate: np.ndarray, baseline: np.ndarray) -> float:
     return float(np.mean((r[ok] - c[ok]) / np.abs(r[ok])))
 
 
-def evaluate_live(source: str, task: LiveTask, repeats: int = 3, seed: int = 0, max_fevals: int | None = None,
-                  seconds: float | None = None, timeout_s: float = 600.0,
-                  hyperparameters: dict | None = None) -> LiveResult:
+def evaluate_live(
+    source: str,
+    task: LiveTask,
+    repeats: int = 3,
+    seed: int = 0,
+    max_fevals: int | None = None,
+    seconds: float | None = None,
+    timeout_s: float = 600.0,
+    hyperparameters: dict | None = None,
+) -> LiveResult:
     """Tune the task's kernel for real with the candidate (in the sandbox), `repeats` times, and score it."""
     start = time.monotonic()
     budget = live_budget(task, max_fevals, seconds)

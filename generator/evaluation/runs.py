@@ -22,8 +22,10 @@ def init_kwargs(iface: OptimizerInterface, hyperparameters: dict | None, max_fev
     kwargs = iface.defaults()
     for name, value in (hyperparameters or {}).items():
         if name not in iface.hyperparameters:
-            raise TunesmithError(f"hyperparameter {name!r} is not declared by {iface.class_name} "
-                                 f"(declared: {sorted(iface.hyperparameters)}); pass only declared names")
+            raise TunesmithError(
+                f"hyperparameter {name!r} is not declared by {iface.class_name} "
+                f"(declared: {sorted(iface.hyperparameters)}); pass only declared names"
+            )
         kwargs[name] = value
     if max_fevals is not None and ("budget" in iface.init_params or iface.init_varkw):
         kwargs.setdefault("budget", int(max_fevals))

@@ -9,5 +9,14 @@ from generator.export.ask_tell import FAILED, AskTellOptimizer, StopCriterionRea
 from generator.export.optuna_sampler import MAX_VALUES, GeneratedSampler, values_of
 from generator.export.param_space import ENUMERATE_LIMIT, ParamSpace
 
-__all__ = ["ENUMERATE_LIMIT", "FAILED", "MAX_VALUES", "AskTellOptimizer", "GeneratedSampler", "ParamSpace",
-           "StopCriterionReached", "run_ask_tell", "values_of"]
+__all__ = [
+    "ENUMERATE_LIMIT",
+    "FAILED",
+    "MAX_VALUES",
+    "AskTellOptimizer",
+    "GeneratedSampler",
+    "ParamSpace",
+    "StopCriterionReached",
+    "run_ask_tell",
+    "values_of",
+]

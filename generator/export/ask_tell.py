@@ -20,7 +20,7 @@ import random
 import sys
 import threading
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,8 +29,10 @@ from generator.export.param_space import ParamSpace
 try:  # the exception generated optimizers (and Kernel Tuner's CostFunc) use to end a search
     from kernel_tuner.util import StopCriterionReached
 except ImportError:  # pragma: no cover - Kernel Tuner is a dependency; keep the adapter usable without it
+
     class StopCriterionReached(Exception):
         """The evaluation budget is spent."""
+
 
 FAILED = sys.float_info.max  # Kernel Tuner's value for an invalid or failed configuration
 
@@ -60,7 +62,7 @@ def own_global_states(seed: int | None) -> tuple:
 class _Func:
     """The `func` a generated optimizer calls: answers revisits at once, otherwise waits for tell()."""
 
-    def __init__(self, owner: "AskTellOptimizer"):
+    def __init__(self, owner: AskTellOptimizer):
         self._owner = owner
 
     @property
@@ -81,8 +83,17 @@ class AskTellOptimizer:
     the optimizer returns (or fails) early, unseen configurations are drawn at random.
     """
 
-    def __init__(self, optimizer, space, budget: int | None = None, *, hyperparameters: dict | None = None,
-                 restrictions=None, seed: int | None = None, start_timeout_s: float = 60.0):
+    def __init__(
+        self,
+        optimizer,
+        space,
+        budget: int | None = None,
+        *,
+        hyperparameters: dict | None = None,
+        restrictions=None,
+        seed: int | None = None,
+        start_timeout_s: float = 60.0,
+    ):
         self.space = ParamSpace(space, restrictions, seed) if isinstance(space, dict) else space
         size = getattr(self.space, "size", None)
         self.budget = int(budget or size or 5000)
@@ -197,8 +208,10 @@ class AskTellOptimizer:
         config = tuple(config)
         if not self.space.is_param_config_valid(config):
             names = list(getattr(self.space, "tune_params", {}))
-            raise ValueError(f"tell({config!r}): not a configuration of this space; give one value of each of "
-                             f"{names}, in that order, that passes the restrictions")
+            raise ValueError(
+                f"tell({config!r}): not a configuration of this space; give one value of each of "
+                f"{names}, in that order, that passes the restrictions"
+            )
         value = FAILED if value is None or not math.isfinite(float(value)) else float(value)
         if config in self.history:
             value = min(value, self.history[config])
@@ -237,7 +250,7 @@ class AskTellOptimizer:
                 self._own_states = _global_states()
                 _set_global_states(caller)
 
-    def __enter__(self) -> "AskTellOptimizer":
+    def __enter__(self) -> AskTellOptimizer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -8,7 +8,7 @@ optimizer catches StopCriterionReached and calls again. `{cls}` and `{provenance
 by `exporter.module_source`; `exporter.rewrapped` puts today's version into an older export.
 """
 
-TUNE_TEMPLATE = '''
+TUNE_TEMPLATE = """
 
 # --- Kernel Tuner entry point (written by `tunesmith export`) ---------------------------------
 
@@ -117,4 +117,4 @@ def _ends_after_stop(cost_func, stop):
                 raise
 
     return EndsAfterStop()
-'''
+"""

@@ -49,8 +49,10 @@ def values_of(distribution, float_steps: int = 64) -> list:
 
 def _check_count(n: int) -> None:
     if n > MAX_VALUES:
-        raise ValueError(f"a parameter with {n} values is more than GeneratedSampler searches ({MAX_VALUES}); "
-                         "narrow its range or give it a step")
+        raise ValueError(
+            f"a parameter with {n} values is more than GeneratedSampler searches ({MAX_VALUES}); "
+            "narrow its range or give it a step"
+        )
 
 
 def _plain(value):
@@ -67,8 +69,10 @@ def _single_value(distribution):
 
 def _single_objective(study) -> None:
     if len(study.directions) > 1:
-        raise ValueError("GeneratedSampler supports single-objective studies only; for several objectives use "
-                         "e.g. optuna.samplers.NSGAIISampler")
+        raise ValueError(
+            "GeneratedSampler supports single-objective studies only; for several objectives use "
+            "e.g. optuna.samplers.NSGAIISampler"
+        )
 
 
 class GeneratedSampler(optuna.samplers.BaseSampler):
@@ -83,9 +87,17 @@ class GeneratedSampler(optuna.samplers.BaseSampler):
     (their step, else `float_steps` points).
     """
 
-    def __init__(self, optimizer, *, budget: int | None = None, search_space: dict | None = None,
-                 hyperparameters: dict | None = None, restrictions=None, seed: int | None = None,
-                 float_steps: int = 64):
+    def __init__(
+        self,
+        optimizer,
+        *,
+        budget: int | None = None,
+        search_space: dict | None = None,
+        hyperparameters: dict | None = None,
+        restrictions=None,
+        seed: int | None = None,
+        float_steps: int = 64,
+    ):
         self._optimizer = optimizer
         self._budget = budget
         self._fixed_space = search_space
@@ -159,8 +171,9 @@ class GeneratedSampler(optuna.samplers.BaseSampler):
         names = list(search_space)
         tune_params = {n: values_of(d, self._float_steps) for n, d in search_space.items()}
         space = ParamSpace(tune_params, self._restrictions, self._seed, constants=self._constants)
-        adapter = AskTellOptimizer(self._optimizer, space, self._budget, hyperparameters=self._hyperparameters,
-                                   seed=self._seed)
+        adapter = AskTellOptimizer(
+            self._optimizer, space, self._budget, hyperparameters=self._hyperparameters, seed=self._seed
+        )
         self._names, self._space_dists, self._adapter = names, dict(search_space), adapter
         self._finalizer = weakref.finalize(self, adapter.close)  # its thread ends with the sampler at the latest
         for past in study.get_trials(deepcopy=False):  # what was measured before the optimizer started
@@ -177,8 +190,10 @@ class GeneratedSampler(optuna.samplers.BaseSampler):
                 ok = partial_check(self._restrictions, self._constants)
                 values = [v for v in values if ok({**trial.params, param_name: v})]
                 if not values:
-                    raise ValueError(f"no value of {param_name} meets the restrictions with {trial.params}; pass "
-                                     "search_space={name: distribution} so that whole configurations are chosen")
+                    raise ValueError(
+                        f"no value of {param_name} meets the restrictions with {trial.params}; pass "
+                        "search_space={name: distribution} so that whole configurations are chosen"
+                    )
             return _plain(values[self._rng.integers(len(values))])
 
     def _random_int(self, d) -> int:

@@ -8,13 +8,13 @@ number of values per parameter, not on the size of the space.
 
 from __future__ import annotations
 
-from generator import parsing
-
 import itertools
 import math
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
+
+from generator import parsing
 
 _SAFE_BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len}
 ENUMERATE_LIMIT = 200_000  # configurations; above this a space is searched without listing it
@@ -28,8 +28,13 @@ class ParamSpace:
     never samples them); restrictions that name them see their value, as in Kernel Tuner.
     """
 
-    def __init__(self, tune_params: dict[str, Iterable], restrictions=None, seed: int | None = None,
-                 constants: dict | None = None):
+    def __init__(
+        self,
+        tune_params: dict[str, Iterable],
+        restrictions=None,
+        seed: int | None = None,
+        constants: dict | None = None,
+    ):
         self.tune_params = {k: list(v) for k, v in tune_params.items()}
         self.param_names = list(self.tune_params)
         self.rng = np.random.default_rng(seed)
@@ -45,8 +50,10 @@ class ParamSpace:
             self.valid = np.asarray(rows, dtype=np.int32)
             self._row_of = {tuple(int(i) for i in r): n for n, r in enumerate(self.valid)}
         elif not self._draw(1, _DRAWS):
-            raise ValueError(f"no configuration passed the restrictions in {_DRAWS * 1024} random draws; "
-                             "loosen them or narrow tune_params to the values that can pass")
+            raise ValueError(
+                f"no configuration passed the restrictions in {_DRAWS * 1024} random draws; "
+                "loosen them or narrow tune_params to the values that can pass"
+            )
 
     @property
     def size(self) -> int:
@@ -127,7 +134,7 @@ class ParamSpace:
             for p, size in enumerate(self._shape):
                 for j in range(int(size)):
                     if j != idx[p]:
-                        yield idx[:p] + (j,) + idx[p + 1:]
+                        yield idx[:p] + (j,) + idx[p + 1 :]
             return
         for step in itertools.product((-1, 0, 1), repeat=len(idx)):
             n = tuple(i + s for i, s in zip(idx, step))
@@ -166,7 +173,9 @@ def _restriction(r, names, constants=None) -> Callable[[dict], bool]:
 def partial_check(restrictions, constants: dict | None = None) -> Callable[[dict], bool]:
     """A test of a partial assignment: False only if a restriction whose names are all assigned fails."""
     constants = dict(constants or {})
-    compiled = [r if callable(r) else parsing.compile_code(str(r), "<restriction>", "eval") for r in as_list(restrictions)]
+    compiled = [
+        r if callable(r) else parsing.compile_code(str(r), "<restriction>", "eval") for r in as_list(restrictions)
+    ]
 
     def ok(params: dict) -> bool:
         scope = {**constants, **params}

@@ -14,9 +14,6 @@ into a configuration of the search space or says, in one line, why it is not one
 
 from __future__ import annotations
 
-from generator import parsing
-
-import ast
 import json
 import re
 from dataclasses import dataclass
@@ -24,6 +21,7 @@ from pathlib import Path
 
 import jinja2
 
+from generator import parsing
 from generator.errors import TunesmithError
 from generator.llm.prompts import BUILTIN_TEMPLATES, _application_lines
 from generator.tasks.restrictions import SAFE_BUILTINS
@@ -50,10 +48,16 @@ class GuidedPromptBuilder:
         self.cfg = prompts_cfg or PromptsConfig()
         dirs = [str(Path(self.cfg.template_dir))] if self.cfg.template_dir else []
         if self.cfg.template_dir and not Path(self.cfg.template_dir).is_dir():
-            raise TunesmithError(f"prompts.template_dir = {self.cfg.template_dir!r} is not a directory; "
-                                 "give a folder with *.j2 files or remove the key")
-        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)]),
-                                      trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+            raise TunesmithError(
+                f"prompts.template_dir = {self.cfg.template_dir!r} is not a directory; "
+                "give a folder with *.j2 files or remove the key"
+            )
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)]),
+            trim_blocks=True,
+            lstrip_blocks=True,
+            undefined=jinja2.StrictUndefined,
+        )
         # values in parameter order, never HTML-escaped (jinja's tojson sorts keys and escapes '<')
         self.env.filters["json"] = lambda v: json.dumps(v, default=_plain)
         self.stats = space_statistics(task).lines()
@@ -64,37 +68,59 @@ class GuidedPromptBuilder:
         try:
             return self.env.get_template(f"{part}.j2").render(**ctx).strip()
         except jinja2.TemplateNotFound:
-            raise TunesmithError(f"prompt template {part}.j2 not found in {self.env.loader.searchpath}; "
-                                 "restore it or fix prompts.template_dir") from None
+            raise TunesmithError(
+                f"prompt template {part}.j2 not found in {self.env.loader.searchpath}; "
+                "restore it or fix prompts.template_dir"
+            ) from None
         except jinja2.TemplateError as exc:
             raise TunesmithError(f"prompt template {part}.j2: {exc}; fix the template") from None
 
     def _task_view(self, used_fevals: int, used_fraction: float) -> dict:
         t, s = self.task, self.stats
-        return {"name": t.name, "kernel": t.info.get("kernel_name") or t.name, "device": t.info.get("device_name"),
-                "objective": t.objective.name, "higher_is_better": t.objective.higher_is_better,
-                "budget_fevals": s.get("budget_fevals", "?"), "budget_seconds": float(s.get("budget_seconds", 0) or 0),
-                "used_fevals": used_fevals, "used_fraction": used_fraction,
-                "params": {k: [_plain(v) for v in vals] for k, vals in t.space.tune_params.items()},
-                "restrictions": list(t.space.restrictions),
-                "application": _application_lines(t.info) if self.cfg.include_application_info else [],
-                "stats": s}
+        return {
+            "name": t.name,
+            "kernel": t.info.get("kernel_name") or t.name,
+            "device": t.info.get("device_name"),
+            "objective": t.objective.name,
+            "higher_is_better": t.objective.higher_is_better,
+            "budget_fevals": s.get("budget_fevals", "?"),
+            "budget_seconds": float(s.get("budget_seconds", 0) or 0),
+            "used_fevals": used_fevals,
+            "used_fraction": used_fraction,
+            "params": {k: [_plain(v) for v in vals] for k, vals in t.space.tune_params.items()},
+            "restrictions": list(t.space.restrictions),
+            "application": _application_lines(t.info) if self.cfg.include_application_info else [],
+            "stats": s,
+        }
 
-    def messages(self, results: dict, batch: int, used_fevals: int, used_fraction: float,
-                 feedback: Feedback | None) -> list[dict]:
+    def messages(
+        self, results: dict, batch: int, used_fevals: int, used_fraction: float, feedback: Feedback | None
+    ) -> list[dict]:
         """System and user messages of one round; `results` holds best, failed, others, counts."""
         view = self._task_view(used_fevals, used_fraction)
         example = {k: _plain(v[0]) for k, v in self.task.space.tune_params.items()}
         parts = [self._render("guided_task", t=view)]
         if self.cfg.include_statistics:
             parts.append(self._render("statistics", tasks=[view]))
-        parts.append(self._render("guided_results", names=self.names, feedback=feedback,
-                                  objective=self.task.objective.name,
-                                  higher_is_better=self.task.objective.higher_is_better, **results))
-        parts.append(self._render("guided_instruction", batch=batch, example=example,
-                                  started=bool(results["best"] or results["failed"])))
-        return [{"role": "system", "content": self._system},
-                {"role": "user", "content": "\n\n".join(p for p in parts if p) + "\n"}]
+        parts.append(
+            self._render(
+                "guided_results",
+                names=self.names,
+                feedback=feedback,
+                objective=self.task.objective.name,
+                higher_is_better=self.task.objective.higher_is_better,
+                **results,
+            )
+        )
+        parts.append(
+            self._render(
+                "guided_instruction", batch=batch, example=example, started=bool(results["best"] or results["failed"])
+            )
+        )
+        return [
+            {"role": "system", "content": self._system},
+            {"role": "user", "content": "\n\n".join(p for p in parts if p) + "\n"},
+        ]
 
 
 def _plain(value):
@@ -119,8 +145,9 @@ def _literal(text: str):
     except ValueError:
         pass
     try:
-        return parsing.literal_eval(re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
-                                                                   re.sub(r"\bnull\b", "None", text))))
+        return parsing.literal_eval(
+            re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", text)))
+        )
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         return None
 
@@ -150,7 +177,7 @@ def _bracketed(text: str) -> list[str]:
         elif ch == "]" and depth:
             depth -= 1
             if depth == 0:
-                spans.append(text[start:i + 1])
+                spans.append(text[start : i + 1])
     return sorted(spans, key=len, reverse=True)
 
 

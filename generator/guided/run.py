@@ -29,8 +29,8 @@ from generator.guided.prompt import Feedback, GuidedPromptBuilder, check_proposa
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.scoring.score import Budget, Trace
 from generator.scoring.seeding import SeedRun
-from generator.tasks.space import SearchSpace
 from generator.tasks.cache import Task
+from generator.tasks.space import SearchSpace
 
 PURPOSE = "llm_guided"
 LLM_KEYS = ("model", "temperature", "api_base", "max_tokens", "timeout", "retries")  # options for [llm]
@@ -88,16 +88,31 @@ class _History:
         space, key, objective = self.oracle.space, self.task.key, self.task.objective.name
         sign = -1.0 if self.task.objective.higher_is_better else 1.0  # the oracle's cost is minimised
         ranked = [r for r in self.ranked() if not self.failed(r)]
-        best = [{"config": _named(names, space.config_of(r)), objective: _round(sign * self.costs[r])}
-                for r in ranked[: settings.show_best]]
+        best = [
+            {"config": _named(names, space.config_of(r)), objective: _round(sign * self.costs[r])}
+            for r in ranked[: settings.show_best]
+        ]
         failed_rows = [r for r in self.costs if self.failed(r)]
-        failed = [{"config": _named(names, space.config_of(r)), "error": key.failure_kinds.get(r, "failed")}
-                  for r in failed_rows[-settings.show_failed:]] if settings.show_failed else []
+        failed = (
+            [
+                {"config": _named(names, space.config_of(r)), "error": key.failure_kinds.get(r, "failed")}
+                for r in failed_rows[-settings.show_failed :]
+            ]
+            if settings.show_failed
+            else []
+        )
         # the next best after those: they sit near the best, where new proposals are likeliest to repeat them
-        others = [list(map(_plain, space.config_of(r)))
-                  for r in ranked[settings.show_best:settings.show_best + settings.show_evaluated]]
-        return {"best": best, "failed": failed, "others": others, "n_evaluated": len(self.costs),
-                "n_failed": len(failed_rows)}
+        others = [
+            list(map(_plain, space.config_of(r)))
+            for r in ranked[settings.show_best : settings.show_best + settings.show_evaluated]
+        ]
+        return {
+            "best": best,
+            "failed": failed,
+            "others": others,
+            "n_evaluated": len(self.costs),
+            "n_failed": len(failed_rows),
+        }
 
 
 def _plain(v):
@@ -113,8 +128,17 @@ def _round(x: float) -> float:
     return float(f"{x:.5g}")
 
 
-def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds: int | None = None,
-          prompts_cfg=None, purpose: str = PURPOSE) -> GuidedResult:
+def guide(
+    task: Task,
+    oracle: Oracle,
+    llm,
+    settings,
+    seed: int,
+    ref: str,
+    rounds: int | None = None,
+    prompts_cfg=None,
+    purpose: str = PURPOSE,
+) -> GuidedResult:
     """Rounds of proposals on `oracle` until patience, max_rounds (or `rounds`, without patience) or the budget ends."""
     builder = GuidedPromptBuilder(task, prompts_cfg)
     history = _History(task, oracle)
@@ -126,8 +150,9 @@ def guide(task: Task, oracle: Oracle, llm, settings, seed: int, ref: str, rounds
         if oracle.is_done():
             result.reason = "budget spent"
             break
-        messages = builder.messages(history.view(settings), settings.batch, oracle.fevals,
-                                    oracle.budget_spent_fraction, feedback)
+        messages = builder.messages(
+            history.view(settings), settings.batch, oracle.fevals, oracle.budget_spent_fraction, feedback
+        )
         ex = llm.complete(messages, purpose=purpose, ref=f"{ref}:{k}", seed=(seed + k) % 2**31)
         before = history.best
         log, feedback, stopped = _play(task, oracle, history, ex, k, settings)
@@ -166,9 +191,17 @@ def _play(task, oracle, history: _History, ex, k: int, settings) -> tuple[RoundL
         if row in history.costs or row in seen_now:
             dup += 1
             if row in history.costs:  # shown back with its result, so that it is not proposed a third time
-                known.append({"proposal": _named(names, config), "reason": "already evaluated"
-                              + (" (failed)" if history.failed(row) else
-                                 f" ({task.objective.name} {_round(sign * history.costs[row])})")})
+                known.append(
+                    {
+                        "proposal": _named(names, config),
+                        "reason": "already evaluated"
+                        + (
+                            " (failed)"
+                            if history.failed(row)
+                            else f" ({task.objective.name} {_round(sign * history.costs[row])})"
+                        ),
+                    }
+                )
             continue
         seen_now.add(row)
         try:
@@ -178,8 +211,10 @@ def _play(task, oracle, history: _History, ex, k: int, settings) -> tuple[RoundL
             break
         new += 1
     log = RoundLog(k, ex.id, len(items), len(invalid), dup, new, history.best, False, problem)
-    lines = [f"round {k}: {len(items)} proposals, {new} new configurations evaluated, {dup} already known, "
-             f"{len(invalid)} invalid"]
+    lines = [
+        f"round {k}: {len(items)} proposals, {new} new configurations evaluated, {dup} already known, "
+        f"{len(invalid)} invalid"
+    ]
     if problem:
         lines.append(f"{problem}; answer with one ```json block holding a list of objects")
     elif items and new == 0:
@@ -208,8 +243,10 @@ def guided_settings(options: dict):
         return GuidedConfig(**options)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise TunesmithError(f"llm_guided option {'.'.join(map(str, err['loc']))}: {err['msg']}; valid options: "
-                             f"{', '.join(list(GuidedConfig.model_fields) + list(LLM_KEYS))}") from None
+        raise TunesmithError(
+            f"llm_guided option {'.'.join(map(str, err['loc']))}: {err['msg']}; valid options: "
+            f"{', '.join(list(GuidedConfig.model_fields) + list(LLM_KEYS))}"
+        ) from None
 
 
 _CLIENTS: dict = {}
@@ -225,8 +262,10 @@ def client_for(llm_options: dict, record: str | None = None):
         try:
             cfg = LLMConfig(**{"model": "synth/components", **llm_options})
         except Exception as exc:  # pydantic's message, one line
-            raise TunesmithError(f"llm_guided: bad LLM option ({str(exc).splitlines()[-1].strip()}); "
-                                 "check --model and the strategy options") from None
+            raise TunesmithError(
+                f"llm_guided: bad LLM option ({str(exc).splitlines()[-1].strip()}); "
+                "check --model and the strategy options"
+            ) from None
         _CLIENTS[key] = LLMClient(cfg, on_exchange=ExchangeLog(record).append if record else None)
     return _CLIENTS[key]
 
@@ -272,26 +311,46 @@ def run_guided(task: Task, options: dict, seed: int, budget: Budget, space: Sear
     return oracle.trace()
 
 
-def seed_stage(task: Task, options: dict, seed: int, budget: Budget, space: SearchSpace | None = None,
-               llm=None, ref: str | None = None, prompts_cfg=None) -> SeedRun:
+def seed_stage(
+    task: Task,
+    options: dict,
+    seed: int,
+    budget: Budget,
+    space: SearchSpace | None = None,
+    llm=None,
+    ref: str | None = None,
+    prompts_cfg=None,
+) -> SeedRun:
     """The first `seed_rounds` rounds (default 1) of llm_guided on the task's budget: the rows they evaluated."""
     if getattr(task, "oracle_class", None) is not None:
-        raise TunesmithError(f"{task.name}: seeding runs on cached tasks only (its evaluations would be measured "
-                             "twice on a live task); use the problem's cached task, or llm_guided alone")
+        raise TunesmithError(
+            f"{task.name}: seeding runs on cached tasks only (its evaluations would be measured "
+            "twice on a live task); use the problem's cached task, or llm_guided alone"
+        )
     llm_opts, opts, run = split_options(options)
     settings = guided_settings(opts)
     oracle = Oracle(task, budget, space if space is not None else SearchSpace(task.space))
     llm = llm or client_for(llm_opts, run.get("record"))
-    guide(task, oracle, llm, settings, seed, ref or f"seed:{task.name}:{seed}", rounds=max(1, settings.seed_rounds),
-          prompts_cfg=prompts_cfg, purpose=f"{PURPOSE}:seed")
+    guide(
+        task,
+        oracle,
+        llm,
+        settings,
+        seed,
+        ref or f"seed:{task.name}:{seed}",
+        rounds=max(1, settings.seed_rounds),
+        prompts_cfg=prompts_cfg,
+        purpose=f"{PURPOSE}:seed",
+    )
     rows = oracle.trace().rows.tolist()
     cost = oracle._cost  # ranking by what the oracle answered (failed = float max, last)
     ranked = sorted(rows, key=lambda r: (cost[r], rows.index(r)))
     return SeedRun(tuple(int(r) for r in rows), tuple(int(r) for r in ranked))
 
 
-def campaign_seeds(tasks: list[Task], repeats: int, seed: int, llm, settings, prompts_cfg=None,
-                   progress: bool = False) -> dict[tuple[int, int], SeedRun]:
+def campaign_seeds(
+    tasks: list[Task], repeats: int, seed: int, llm, settings, prompts_cfg=None, progress: bool = False
+) -> dict[tuple[int, int], SeedRun]:
     """Seeds for every (task, repeat) of a campaign's evaluations, asked once with the campaign's LLM client."""
     from generator.evaluation.evaluate import run_seed
     from generator.scoring.score import budget_for
@@ -302,8 +361,9 @@ def campaign_seeds(tasks: list[Task], repeats: int, seed: int, llm, settings, pr
         space = SearchSpace(task.space)
         for r in range(repeats):
             s = run_seed(seed, r)
-            out[(ti, r)] = seed_stage(task, opts, s, budget_for(task), space, llm=llm,
-                                      ref=f"seed:{task.name}:{r}", prompts_cfg=prompts_cfg)
+            out[(ti, r)] = seed_stage(
+                task, opts, s, budget_for(task), space, llm=llm, ref=f"seed:{task.name}:{r}", prompts_cfg=prompts_cfg
+            )
     return out
 
 
@@ -311,8 +371,10 @@ def summary(result: GuidedResult) -> str:
     """One line: rounds, proposals, evaluated, invalid, why it stopped."""
     n = np.array([[r.proposals, r.evaluated, r.invalid, r.duplicates] for r in result.rounds] or [[0, 0, 0, 0]])
     p, e, i, d = n.sum(axis=0)
-    return (f"{len(result.rounds)} rounds, {p} proposals: {e} evaluated, {d} already known, {i} invalid; "
-            f"stopped: {result.reason}")
+    return (
+        f"{len(result.rounds)} rounds, {p} proposals: {e} evaluated, {d} already known, {i} invalid; "
+        f"stopped: {result.reason}"
+    )
 
 
 def prepare_specs(specs: list, model: str | None = None, record: str | None = None, seed: int = 0) -> list:
@@ -358,5 +420,7 @@ def usage_line(run_dir: str) -> str:
     # the offline synthesizer is not an LLM, and is never called one (as in a campaign's summary)
     who = "offline synthesizer (no LLM)" if models and all(m.startswith("synth/") for m in models) else "LLM"
     calls = f"{u['calls']} call{'s' if u['calls'] != 1 else ''}"
-    return (f"{who} ({run_dir}): {calls}, {u['tokens']} tokens ({u['prompt_tokens']} prompt + "
-            f"{u['completion_tokens']} completion), {u['cost_usd']:.4f} USD")
+    return (
+        f"{who} ({run_dir}): {calls}, {u['tokens']} tokens ({u['prompt_tokens']} prompt + "
+        f"{u['completion_tokens']} completion), {u['cost_usd']:.4f} USD"
+    )

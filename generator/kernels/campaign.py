@@ -25,8 +25,14 @@ from generator.archive import Archive, Candidate
 from generator.config import LLMConfig
 from generator.errors import TunesmithError
 from generator.kernels.check import cache_summary, check_template, measure_original, measure_space
-from generator.kernels.template import (KernelSpec, Template, TemplateError, load_kernel_spec, parse_template,
-                                        write_problem)
+from generator.kernels.template import (
+    KernelSpec,
+    Template,
+    TemplateError,
+    load_kernel_spec,
+    parse_template,
+    write_problem,
+)
 from generator.kernels.templating import check_template_model, headline, messages_for, replies_label
 from generator.kernels.tuning import tune_problem
 from generator.live.kernel import require_device
@@ -69,12 +75,16 @@ def load_kernel_campaign(path) -> KernelCampaign:
     doc = tomllib.loads(path.read_text()).get("kernel_campaign", {})
     unknown = set(doc) - KEYS
     if unknown:
-        raise KernelCampaignError(f"{path}: unknown keys {sorted(unknown)} in [kernel_campaign]; allowed are {sorted(KEYS)}")
+        raise KernelCampaignError(
+            f"{path}: unknown keys {sorted(unknown)} in [kernel_campaign]; allowed are {sorted(KEYS)}"
+        )
     for key in ("kernel", "run_dir"):
         if not isinstance(doc.get(key), str):
-            raise KernelCampaignError(f"{path}: [kernel_campaign] needs {key} = \"PATH\" (relative to the file)")
-    ints = {k: doc.get(k, d) for k, d in (("generations", 2), ("population", 2), ("offspring", 2), ("fevals", 6),
-                                          ("sample", 4), ("seed", 0))}
+            raise KernelCampaignError(f'{path}: [kernel_campaign] needs {key} = "PATH" (relative to the file)')
+    ints = {
+        k: doc.get(k, d)
+        for k, d in (("generations", 2), ("population", 2), ("offspring", 2), ("fevals", 6), ("sample", 4), ("seed", 0))
+    }
     bad = [k for k, v in ints.items() if not isinstance(v, int) or v < (0 if k in ("generations", "seed") else 1)]
     if bad:
         raise KernelCampaignError(f"{path}: {', '.join(bad)} must be positive integers (generations, seed: >= 0)")
@@ -93,10 +103,12 @@ def load_kernel_campaign(path) -> KernelCampaign:
 def refine_messages(spec: KernelSpec, parent: Candidate, source: str) -> list[dict]:
     """The refine prompt: the parent template, what it measured, one hypothesis to test."""
     f = parent.fitness or {}
-    previous = (f"```\n{source}\n```\n\nIts parameters: {f.get('tune_params')}; restrictions: {f.get('restrictions')}.\n"
-                f"Its hypothesis: {parent.description}\nMeasured: the original kernel {f.get('original_ms', 0):.4g} ms; "
-                f"this template's best configuration {f.get('optimum_ms', 0):.4g} ms "
-                f"({f.get('best_config')}); tuned with {f.get('fevals')} evaluations: {f.get('best_ms', 0):.4g} ms.")
+    previous = (
+        f"```\n{source}\n```\n\nIts parameters: {f.get('tune_params')}; restrictions: {f.get('restrictions')}.\n"
+        f"Its hypothesis: {parent.description}\nMeasured: the original kernel {f.get('original_ms', 0):.4g} ms; "
+        f"this template's best configuration {f.get('optimum_ms', 0):.4g} ms "
+        f"({f.get('best_config')}); tuned with {f.get('fevals')} evaluations: {f.get('best_ms', 0):.4g} ms."
+    )
     return messages_for(spec, "refine", previous=previous)
 
 
@@ -112,13 +124,20 @@ class _Loop:
             self.archive = Archive.open(campaign.run_dir)
             self.archive.prepare_append()
         else:
-            self.archive = Archive.create(campaign.run_dir, {"kind": "kernel_campaign", "kernel": str(campaign.kernel),
-                                                              "model": campaign.llm.model,
-                                                              "replies": replies_label(campaign.llm.model)})
+            self.archive = Archive.create(
+                campaign.run_dir,
+                {
+                    "kind": "kernel_campaign",
+                    "kernel": str(campaign.kernel),
+                    "model": campaign.llm.model,
+                    "replies": replies_label(campaign.llm.model),
+                },
+            )
         self.done = {c.id: c for c in self.archive.candidates()}
         recorded = self.archive.exchanges()
-        self.client = LLMClient(campaign.llm, on_exchange=self.archive.append_exchange, recorded=recorded,
-                                first_id=len(recorded) + 1)
+        self.client = LLMClient(
+            campaign.llm, on_exchange=self.archive.append_exchange, recorded=recorded, first_id=len(recorded) + 1
+        )
         self.replies = replies_label(campaign.llm.model)
         self.next_id = 1
         self.original_ms: float | None = None
@@ -163,21 +182,34 @@ class _Loop:
         """Fitness: the template's space measured in the walls, tuned with a fixed budget by the best shipped optimizer."""
         if self.original_ms is None:
             self.original_ms = measure_original(self.spec)
-        problem = write_problem(self.spec, template, self.archive.run_dir / "problems" / cid, f"{self.spec.problem.name}_{cid}")
+        problem = write_problem(
+            self.spec, template, self.archive.run_dir / "problems" / cid, f"{self.spec.problem.name}_{cid}"
+        )
         doc, device = measure_space(self.spec, template, problem.parent / "caches")
         tuned = tune_problem(problem, self.original_ms, fevals=self.c.fevals, seed=self.c.seed, device=device)
-        return {"score": tuned["speedup"], "best_ms": tuned["best_ms"], "best_config": tuned["best_config"],
-                "optimum_ms": cache_summary(doc)["best_ms"], "original_ms": self.original_ms, "fevals": tuned["fevals"],
-                "optimizer": tuned["optimizer"], "space": tuned["space"], "device": device, "problem": str(problem),
-                "tune_params": template.tune_params, "restrictions": list(template.restrictions)}
+        return {
+            "score": tuned["speedup"],
+            "best_ms": tuned["best_ms"],
+            "best_config": tuned["best_config"],
+            "optimum_ms": cache_summary(doc)["best_ms"],
+            "original_ms": self.original_ms,
+            "fevals": tuned["fevals"],
+            "optimizer": tuned["optimizer"],
+            "space": tuned["space"],
+            "device": device,
+            "problem": str(problem),
+            "tune_params": template.tune_params,
+            "restrictions": list(template.restrictions),
+        }
 
     def with_fix(self, generation: int, cand: Candidate) -> Candidate:
         """A candidate that failed its check gets one fix, its parent being the failed one."""
         if cand.ok or cand.error is None or cand.code_path is None:
             return cand
         previous = (self.archive.run_dir / cand.code_path).read_text()
-        return self.propose(generation, "fix", [cand],
-                            messages_for(self.spec, "fix", previous=previous, feedback=cand.error["message"]))
+        return self.propose(
+            generation, "fix", [cand], messages_for(self.spec, "fix", previous=previous, feedback=cand.error["message"])
+        )
 
     def run(self) -> Archive:
         population: list[Candidate] = []
@@ -190,10 +222,14 @@ class _Loop:
                         cand = self.propose(0, "new", [], messages_for(self.spec, "new"))
                     else:
                         parent = population[len(born) % len(population)]  # the best first, then the next
-                        cand = self.propose(g, "refine", [parent], refine_messages(self.spec, parent,
-                                            (self.archive.run_dir / parent.code_path).read_text()))
+                        cand = self.propose(
+                            g,
+                            "refine",
+                            [parent],
+                            refine_messages(self.spec, parent, (self.archive.run_dir / parent.code_path).read_text()),
+                        )
                     born.append(self.with_fix(g, cand))
-                population = sorted([c for c in population + born if c.ok], key=lambda c: -c.score)[:self.c.population]
+                population = sorted([c for c in population + born if c.ok], key=lambda c: -c.score)[: self.c.population]
                 self.archive.append_generation(g, [c.id for c in population])
                 self._status("running", population)
                 if not population:
@@ -206,9 +242,16 @@ class _Loop:
 
     def _status(self, state: str, population: list[Candidate], reason: str = "") -> None:
         u = self.client.usage
-        self.archive.write_status({"state": state, "reason": reason, "candidates": len(self.done),
-                                   "usage": u.to_dict(), "best": population[0].id if population else None,
-                                   "replies": self.replies})
+        self.archive.write_status(
+            {
+                "state": state,
+                "reason": reason,
+                "candidates": len(self.done),
+                "usage": u.to_dict(),
+                "best": population[0].id if population else None,
+                "replies": self.replies,
+            }
+        )
 
 
 def run_kernel_campaign(path, log=print) -> Archive:

@@ -29,14 +29,16 @@ def format_kernel_status(run_dir, k: int = 10) -> str:
             failed[c.error.get("kind", "?")] = failed.get(c.error.get("kind", "?"), 0) + 1
     usage = archive.status().get("usage") or {}
     board = archive.best(k)
-    lines = [f"run: {archive.run_dir} (kernel campaign: templates of {archive.config.get('kernel', '?')})",
-             state_line,
-             f"candidates: {len(cands)} templates made, {sum(failed.values())} failed"
-             + (f" ({', '.join(f'{kind}: {n}' for kind, n in sorted(failed.items()))})" if failed else "")
-             + f", {len(archive.generations())} generations done",
-             f"replies: {archive.config.get('replies') or archive.config.get('model', '?')}: "
-             f"{usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens, {usage.get('cost_usd', 0.0):.4f} USD",
-             "leaderboard (speed-up over the original kernel: its time / the best time the tuner found):"]
+    lines = [
+        f"run: {archive.run_dir} (kernel campaign: templates of {archive.config.get('kernel', '?')})",
+        state_line,
+        f"candidates: {len(cands)} templates made, {sum(failed.values())} failed"
+        + (f" ({', '.join(f'{kind}: {n}' for kind, n in sorted(failed.items()))})" if failed else "")
+        + f", {len(archive.generations())} generations done",
+        f"replies: {archive.config.get('replies') or archive.config.get('model', '?')}: "
+        f"{usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens, {usage.get('cost_usd', 0.0):.4f} USD",
+        "leaderboard (speed-up over the original kernel: its time / the best time the tuner found):",
+    ]
     lines += _board_lines(board) if board else ["  (no working template yet)"]
     if board:
         lines.append(f"best template: {archive.code_file(board[0])}")
@@ -44,13 +46,17 @@ def format_kernel_status(run_dir, k: int = 10) -> str:
 
 
 def _board_lines(board: list[Candidate]) -> list[str]:
-    lines = [f"  {'rank':>4} {'id':6} {'speed-up':>8} {'tuned ms':>9} {'orig. ms':>9} {'tuned with':>30}  operator  "
-             "hypothesis"]
+    lines = [
+        f"  {'rank':>4} {'id':6} {'speed-up':>8} {'tuned ms':>9} {'orig. ms':>9} {'tuned with':>30}  operator  "
+        "hypothesis"
+    ]
     for rank, c in enumerate(board, 1):
         f = c.fitness or {}
         tuner = f"{f.get('optimizer', '?')}, {f.get('fevals', '?')} evals"
-        lines.append(f"  {rank:>4} {c.id:6} {c.score:>7.2f}x {_ms(f.get('best_ms'))} {_ms(f.get('original_ms'))} "
-                     f"{tuner:>30}  {c.operator:8}  {clipped(printable(c.description, newlines=False), 60)}")
+        lines.append(
+            f"  {rank:>4} {c.id:6} {c.score:>7.2f}x {_ms(f.get('best_ms'))} {_ms(f.get('original_ms'))} "
+            f"{tuner:>30}  {c.operator:8}  {clipped(printable(c.description, newlines=False), 60)}"
+        )
     return lines
 
 

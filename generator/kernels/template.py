@@ -29,9 +29,35 @@ NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 CODE_FENCE = re.compile(r"```(c|cpp|c\+\+|cu|cuda)\s*\n(.*?)```", re.S | re.I)
 TOML_FENCE = re.compile(r"```toml\s*\n(.*?)```", re.S | re.I)
 # What a restriction may contain: arithmetic, comparisons, and/or/not, names and numbers; no calls, no attributes.
-SAFE_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.IfExp, ast.Name, ast.Load,
-              ast.Constant, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Add, ast.Sub, ast.Mult, ast.Div,
-              ast.FloorDiv, ast.Mod, ast.Pow, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+SAFE_NODES = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.And,
+    ast.Or,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+)
 
 
 class TemplateError(TunesmithError):
@@ -67,16 +93,22 @@ def load_kernel_spec(path) -> KernelSpec:
     except tomllib.TOMLDecodeError as exc:
         raise ProblemError(f"{path}: not valid TOML ({exc}); fix the syntax") from None
     if doc.get("tune_params"):
-        raise ProblemError(f"{path}: already has [tune_params]; `tunesmith template` takes a kernel without them "
-                           f"(to measure this one, run `tunesmith cache build {path}`)")
+        raise ProblemError(
+            f"{path}: already has [tune_params]; `tunesmith template` takes a kernel without them "
+            f"(to measure this one, run `tunesmith cache build {path}`)"
+        )
     if not doc.get("reference"):
-        raise ProblemError(f"{path}: no 'reference'; templates are checked against it, add reference = 'module:function'")
+        raise ProblemError(
+            f"{path}: no 'reference'; templates are checked against it, add reference = 'module:function'"
+        )
     doc = dict(doc)
     # a CUDA kernel as it came still needs its launch: `original_params = {block_size_x = 16, ...}`
     fixed = doc.pop("original_params", {})
     if not isinstance(fixed, dict) or not all(isinstance(v, int) for v in fixed.values()):
-        raise ProblemError(f"{path}: original_params must be a table of integers (the original kernel's launch, "
-                           "e.g. block_size_x = 16); fix it")
+        raise ProblemError(
+            f"{path}: original_params must be a table of integers (the original kernel's launch, "
+            "e.g. block_size_x = 16); fix it"
+        )
     problem = load_problem(path, {**doc, "tune_params": {k: [v] for k, v in fixed.items()} or {ORIGINAL_PARAM: [0]}})
     args = problem.make_arguments()
     answer = problem.answer(args)
@@ -107,14 +139,17 @@ def parse_template(reply: str | None, spec: KernelSpec) -> Template:
     code = CODE_FENCE.findall(reply)
     toml_blocks = TOML_FENCE.findall(reply)
     if not code or not toml_blocks:
-        raise TemplateError("the reply needs one ```cpp block (the whole kernel) and one ```toml block "
-                            "([tune_params], restrictions, hypothesis); one of them is missing")
+        raise TemplateError(
+            "the reply needs one ```cpp block (the whole kernel) and one ```toml block "
+            "([tune_params], restrictions, hypothesis); one of them is missing"
+        )
     source = max((c[1] for c in code), key=len)
     try:
         doc = tomllib.loads(toml_blocks[-1])
     except tomllib.TOMLDecodeError as exc:
-        raise TemplateError(f"the ```toml block is not valid TOML ({exc}); put restrictions and hypothesis above "
-                            "[tune_params]") from None
+        raise TemplateError(
+            f"the ```toml block is not valid TOML ({exc}); put restrictions and hypothesis above [tune_params]"
+        ) from None
     params = doc.get("tune_params")
     if not isinstance(params, dict) or not params:
         raise TemplateError("the ```toml block has no [tune_params] table of parameter = [values]; add one")
@@ -137,8 +172,9 @@ def parse_template(reply: str | None, spec: KernelSpec) -> Template:
             raise TemplateError(f"{key} = {names!r}: give a list of tunable parameter names (CUDA kernels only)")
         grid_div[key] = names
     if kernel_name_missing(source, spec.problem.kernel_name):
-        raise TemplateError(f"the kernel must keep its name and signature: {spec.problem.kernel_name}(...) was not "
-                            "found in the code")
+        raise TemplateError(
+            f"the kernel must keep its name and signature: {spec.problem.kernel_name}(...) was not found in the code"
+        )
     return Template(source, tune_params, tuple(restrictions), hypothesis, configs, grid_div)
 
 
@@ -167,11 +203,14 @@ def _check_restriction(expr: str, tune_params: dict) -> None:
         raise TemplateError(f"restriction {expr!r} does not parse as a Python expression; fix it") from None
     for node in ast.walk(tree):
         if not isinstance(node, SAFE_NODES):
-            raise TemplateError(f"restriction {expr!r} uses {type(node).__name__}; use only arithmetic, comparisons "
-                                "and and/or/not over the parameters")
+            raise TemplateError(
+                f"restriction {expr!r} uses {type(node).__name__}; use only arithmetic, comparisons "
+                "and and/or/not over the parameters"
+            )
         if isinstance(node, ast.Name) and node.id not in tune_params:
-            raise TemplateError(f"restriction {expr!r} names {node.id!r}, which is not a parameter; use names "
-                                "from [tune_params]")
+            raise TemplateError(
+                f"restriction {expr!r} names {node.id!r}, which is not a parameter; use names from [tune_params]"
+            )
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
             raise TemplateError(f"restriction {expr!r} has the constant {node.value!r}; use numbers only")
 
@@ -179,8 +218,10 @@ def _check_restriction(expr: str, tune_params: dict) -> None:
 def _valid_configs(tune_params: dict, restrictions: list) -> list[tuple]:
     cartesian = int(np.prod([len(v) for v in tune_params.values()]))
     if cartesian > MAX_CONFIGS:
-        raise TemplateError(f"the space has {cartesian} configurations before restrictions; keep it at most "
-                            f"{MAX_CONFIGS} (fewer values per parameter)")
+        raise TemplateError(
+            f"the space has {cartesian} configurations before restrictions; keep it at most "
+            f"{MAX_CONFIGS} (fewer values per parameter)"
+        )
     try:
         rows = valid_indices(tune_params, restrictions)
     except RestrictionError as exc:
@@ -202,7 +243,7 @@ def sample_configs(template: Template, k: int, seed: int = 0) -> list[tuple]:
     for i in rng.permutation(len(template.configs)):
         picks.append(template.configs[int(i)])
     unique = list(dict.fromkeys(picks))
-    return unique[:max(k, 1)]
+    return unique[: max(k, 1)]
 
 
 def write_problem(spec: KernelSpec, template: Template, out_dir: Path, name: str) -> Path:
@@ -212,15 +253,26 @@ def write_problem(spec: KernelSpec, template: Template, out_dir: Path, name: str
     kernel_file.write_text(template.source if template.source.endswith("\n") else template.source + "\n")
     ref_module = spec.problem.reference.partition(":")[0]
     shutil.copy(spec.path.parent / f"{ref_module}.py", out_dir / f"{ref_module}.py")
-    top = {k: v for k, v in spec.doc.items() if not isinstance(v, (dict, list)) or k in ("problem_size",
-           "compiler_options", "grid_div_x", "grid_div_y", "grid_div_z", "block_size_names")}
+    top = {
+        k: v
+        for k, v in spec.doc.items()
+        if not isinstance(v, (dict, list))
+        or k in ("problem_size", "compiler_options", "grid_div_x", "grid_div_y", "grid_div_z", "block_size_names")
+    }
     top.pop("original_params", None)
-    top.update(name=name, kernel_file=kernel_file.name, restrictions=list(template.restrictions), caches="caches",
-               **template.grid_div)
+    top.update(
+        name=name,
+        kernel_file=kernel_file.name,
+        restrictions=list(template.restrictions),
+        caches="caches",
+        **template.grid_div,
+    )
     if template.hypothesis:
         top["description"] = f"{spec.doc.get('description', '')} Template: {template.hypothesis}".strip()
-    lines = [f"# Written by `tunesmith template` from {spec.path.name} of {spec.problem.name}.",
-             *(f"{k} = {_toml(v)}" for k, v in top.items())]
+    lines = [
+        f"# Written by `tunesmith template` from {spec.path.name} of {spec.problem.name}.",
+        *(f"{k} = {_toml(v)}" for k, v in top.items()),
+    ]
     for table in ("defines", "metrics"):
         if spec.doc.get(table):
             lines += ["", f"[{table}]", *(f"{k} = {_toml(v)}" for k, v in spec.doc[table].items())]

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import time
-
-import numpy as np
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from generator.config import LLMConfig
 from generator.errors import TunesmithError, clipped, printable
-from generator.kernels.check import (cache_summary, check_template, measure_original, measure_space,
-                                     time_configuration)
+from generator.kernels.check import cache_summary, check_template, measure_original, measure_space, time_configuration
 from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
 from generator.kernels.tuning import tune_problem
 from generator.live.kernel import require_device
@@ -80,27 +79,40 @@ def replies_label(model: str) -> str:
     return model
 
 
-def messages_for(spec: KernelSpec, operator: str, previous: str = "", feedback: str = "",
-                 template_dir: str | None = None) -> list[dict]:
+def messages_for(
+    spec: KernelSpec, operator: str, previous: str = "", feedback: str = "", template_dir: str | None = None
+) -> list[dict]:
     """The prompt of one proposal (jinja2: prompts/template_*.j2)."""
     env = template_environment(template_dir)
     p = spec.problem
-    context = dict(kernel=spec.source, name=p.kernel_name, description=p.description, size=list(p.problem_size),
-                   defines=p.defines, arguments=[a.name for a in p.arguments],
-                   outputs=[p.arguments[i].name for i in spec.outputs], previous=previous, feedback=feedback)
-    return [{"role": "system", "content": env.get_template("template_role.j2").render(**context)},
-            {"role": "user", "content": env.get_template(f"template_{operator}.j2").render(**context)}]
+    context = dict(
+        kernel=spec.source,
+        name=p.kernel_name,
+        description=p.description,
+        size=list(p.problem_size),
+        defines=p.defines,
+        arguments=[a.name for a in p.arguments],
+        outputs=[p.arguments[i].name for i in spec.outputs],
+        previous=previous,
+        feedback=feedback,
+    )
+    return [
+        {"role": "system", "content": env.get_template("template_role.j2").render(**context)},
+        {"role": "user", "content": env.get_template(f"template_{operator}.j2").render(**context)},
+    ]
 
 
-def propose_and_check(spec: KernelSpec, client: LLMClient, run: TemplateRun, attempts: int, sample: int,
-                      log=print):
+def propose_and_check(spec: KernelSpec, client: LLMClient, run: TemplateRun, attempts: int, sample: int, log=print):
     """Ask for a template, check it, feed failures back, until one passes or the attempts are spent."""
     previous, feedback = "", ""
     for n in range(1, attempts + 1):
         operator = "fix" if feedback else "new"
         t0 = time.monotonic()
-        ex = client.complete(messages_for(spec, operator, previous, feedback), purpose=f"template:{operator}",
-                             ref=f"template/{spec.problem.name}/a{n}")
+        ex = client.complete(
+            messages_for(spec, operator, previous, feedback),
+            purpose=f"template:{operator}",
+            ref=f"template/{spec.problem.name}/a{n}",
+        )
         att = Attempt(n, operator, False, prompt_tokens=ex.prompt_tokens, completion_tokens=ex.completion_tokens)
         run.attempts.append(att)
         try:
@@ -129,12 +141,15 @@ def check_template_model(settings: LLMConfig, what: str = "--model") -> None:
     from generator.llm.client import check_model
 
     if settings.model.startswith("synth/"):
-        raise TunesmithError(f"{what} {settings.model}: the offline synthesizer writes optimizers, not kernel "
-                             f"templates; give {MODELS}")
+        raise TunesmithError(
+            f"{what} {settings.model}: the offline synthesizer writes optimizers, not kernel templates; give {MODELS}"
+        )
     try:
         check_model(settings)
     except TunesmithError as exc:
-        raise TunesmithError(f"{what} {settings.model}: {str(exc).removeprefix(f'llm.model = {settings.model!r}: ')}") from None
+        raise TunesmithError(
+            f"{what} {settings.model}: {str(exc).removeprefix(f'llm.model = {settings.model!r}: ')}"
+        ) from None
 
 
 def headline(feedback: str, width: int = 240) -> str:
@@ -150,8 +165,17 @@ def headline(feedback: str, width: int = 240) -> str:
     return first
 
 
-def template_kernel(spec_path, out_dir, model: str | None, attempts: int = 3, sample: int = 6,
-                    fevals: int | None = None, seed: int = 0, rounds: int = 3, log=print) -> TemplateRun:
+def template_kernel(
+    spec_path,
+    out_dir,
+    model: str | None,
+    attempts: int = 3,
+    sample: int = 6,
+    fevals: int | None = None,
+    seed: int = 0,
+    rounds: int = 3,
+    log=print,
+) -> TemplateRun:
     """The whole pipeline: template, check, write the problem, measure its space in the walls, tune, compare."""
     spec = load_kernel_spec(spec_path)
     require_device(spec.problem)  # no compiler or no GPU: say so now, not as a template's fault
@@ -171,9 +195,17 @@ def template_kernel(spec_path, out_dir, model: str | None, attempts: int = 3, sa
     client = LLMClient(settings, on_exchange=record)  # a replay reads its recording here, before out/ is touched
     out.mkdir(parents=True, exist_ok=True)
     run = TemplateRun(spec.problem.name, model, replies_label(model))
-    (out / "config.json").write_text(json.dumps({"kernel": str(spec.path), "model": model,
-                                                 "written_by": "hand" if run.replies.startswith("hand") else "llm",
-                                                 "replies": run.replies}, indent=1))
+    (out / "config.json").write_text(
+        json.dumps(
+            {
+                "kernel": str(spec.path),
+                "model": model,
+                "written_by": "hand" if run.replies.startswith("hand") else "llm",
+                "replies": run.replies,
+            },
+            indent=1,
+        )
+    )
     exchanges.unlink(missing_ok=True)
     template = propose_and_check(spec, client, run, attempts, sample, log)
     if template is None:
@@ -188,10 +220,12 @@ def template_kernel(spec_path, out_dir, model: str | None, attempts: int = 3, sa
     run.tuning = tune_problem(problem, first, fevals=fevals, seed=seed, device=device)
     run.original_ms, tuned_ms = same_input_timings(spec, problem, run.tuning["best_config"], rounds)
     run.tuning.update(speedup=run.original_ms / tuned_ms, tuned_config_ms=tuned_ms)
-    log(f"{name}: {run.space['configurations']} configurations measured in the walls, best {run.space['best_ms']:.4f} ms; "
+    log(
+        f"{name}: {run.space['configurations']} configurations measured in the walls, best {run.space['best_ms']:.4f} ms; "
         f"{run.tuning['optimizer']} with {run.tuning['fevals']} evaluations found {run.tuning['best_config']}; timed "
         f"{rounds} times each, alternately, on the same input (shortest): original {run.original_ms:.4f} ms, tuned "
-        f"{tuned_ms:.4f} ms, speed-up {run.tuning['speedup']:.2f}x; problem: {problem}")
+        f"{tuned_ms:.4f} ms, speed-up {run.tuning['speedup']:.2f}x; problem: {problem}"
+    )
     _save(run, out)
     return run
 

@@ -23,8 +23,14 @@ def recommended_optimizer() -> Path:
     return generated_algorithms.recommended_path()
 
 
-def tune_problem(problem: Path, original_ms: float, fevals: int | None = None, seed: int = 0,
-                 optimizer: Path | None = None, device: str = "CPU") -> dict:
+def tune_problem(
+    problem: Path,
+    original_ms: float,
+    fevals: int | None = None,
+    seed: int = 0,
+    optimizer: Path | None = None,
+    device: str = "CPU",
+) -> dict:
     """Run the optimizer once on the problem's cache of `device` with `fevals` evaluations; best time, speed-up."""
     task = load_problem_tasks(problem, gpus=[device])[0]
     n = len(task.space.valid)
@@ -39,5 +45,12 @@ def tune_problem(problem: Path, original_ms: float, fevals: int | None = None, s
         row = int(trace.rows[found][np.argmin(values[found])])
         params = list(task.space.tune_params.values())
         config = {k: params[j][int(i)] for j, (k, i) in enumerate(zip(task.space.tune_params, task.space.valid[row]))}
-    return {"optimizer": optimizer.stem, "fevals": int(min(fevals, n)), "space": n, "best_ms": best,
-            "best_config": config, "speedup": original_ms / best if best > 0 else float("nan"), "seed": seed}
+    return {
+        "optimizer": optimizer.stem,
+        "fevals": int(min(fevals, n)),
+        "space": n,
+        "best_ms": best,
+        "best_config": config,
+        "speedup": original_ms / best if best > 0 else float("nan"),
+        "seed": seed,
+    }

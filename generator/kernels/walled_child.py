@@ -46,7 +46,7 @@ def send(fd: int, head: dict, arrays: dict | None = None) -> None:
     for part in _frame_parts(head, arrays or {}):
         data = memoryview(part)
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
 
 
 def frame(head: dict, arrays: dict) -> bytes:
@@ -171,10 +171,22 @@ def measure(job: dict, arrays: dict, out_fd: int) -> dict:
 
     answer = [a.copy() if i in job["outputs"] else None for i, a in enumerate(args)]
     cache = os.path.abspath("cache.json")
-    kernel_tuner.tune_kernel(job["kernel_name"], source, job["problem_size"], args, job["tune_params"],
-                             lang=job["lang"], **extra, strategy=_Listed(job["configs"], state), answer=answer, verify=capture,
-                             iterations=job["iterations"], cache=cache, quiet=True,
-                             compiler_options=job["compiler_options"] + [f"-D{k}={v}" for k, v in job["defines"].items()])
+    kernel_tuner.tune_kernel(
+        job["kernel_name"],
+        source,
+        job["problem_size"],
+        args,
+        job["tune_params"],
+        lang=job["lang"],
+        **extra,
+        strategy=_Listed(job["configs"], state),
+        answer=answer,
+        verify=capture,
+        iterations=job["iterations"],
+        cache=cache,
+        quiet=True,
+        compiler_options=job["compiler_options"] + [f"-D{k}={v}" for k, v in job["defines"].items()],
+    )
     with open(cache) as fh:
         text = fh.read()
     return {"cache": text, "device": device}
@@ -194,8 +206,11 @@ def _walls(job: dict, prot) -> str:
         if job["lang"] == "cupy":  # the GPU's device nodes, the CUDA toolkit, and what the driver reads in /sys
             devices = tuple(n for n in os.listdir("/dev") if n.startswith("nvidia") and not os.path.isdir("/dev/" + n))
             libs = os.environ.get("LD_LIBRARY_PATH", "").split(":") + [os.environ.get(k, "") for k in CUDA_ENV]
-            keep += [p for p in (*glob.glob("/usr/local/cuda*"), "/sys", *libs) if p and os.path.isabs(p)
-                     and os.path.exists(p)]
+            keep += [
+                p
+                for p in (*glob.glob("/usr/local/cuda*"), "/sys", *libs)
+                if p and os.path.isabs(p) and os.path.exists(p)
+            ]
         workdir = enter_allowlist_root(keep, [], job["scratch_mb"], prot, devices)
         if workdir is None:
             raise RuntimeError("the allowlist root could not be built; kernels are not run without walls")
@@ -246,11 +261,15 @@ def death_note(sig: int, cpu_s: float, job: dict) -> str:
     # PID 1 of a namespace ignores SIGXCPU, so the hard CPU limit (one second later) kills it with SIGKILL;
     # the CPU time counts the compiler's too
     if sig in (signal.SIGXCPU, signal.SIGKILL) and cpu_s >= 0.9 * job["cpu_s"]:
-        return (f"{DEATH}killed ({name}) at the walls' CPU-time limit of {job['cpu_s']} s (KernelLimits.cpu_s), "
-                f"after {cpu_s:.1f} s of CPU time")
+        return (
+            f"{DEATH}killed ({name}) at the walls' CPU-time limit of {job['cpu_s']} s (KernelLimits.cpu_s), "
+            f"after {cpu_s:.1f} s of CPU time"
+        )
     if sig in (signal.SIGSEGV, signal.SIGBUS):
-        return (f"{DEATH}crashed ({name}): a bad memory access in the kernel, or an allocation refused by the "
-                f"walls' memory limit ({_memory_limit(job)})")
+        return (
+            f"{DEATH}crashed ({name}): a bad memory access in the kernel, or an allocation refused by the "
+            f"walls' memory limit ({_memory_limit(job)})"
+        )
     return f"{DEATH}killed ({name}) after {cpu_s:.1f} s of CPU time"
 
 
@@ -264,9 +283,10 @@ def main() -> None:
     """Read the job, fork PID 1 of new namespaces, put up the walls there, measure, send the result."""
     out_fd = int(sys.argv[1])
     job, arrays = read_frame(sys.stdin.buffer)
-    import kernel_tuner  # noqa: F401 - before the walls: the project's code is not inside them
-    import kernel_tuner.backends.compiler  # noqa: F401
-    import kernel_tuner.interface  # noqa: F401
+    # imported before the walls go up: the project's code is not inside them
+    import kernel_tuner
+    import kernel_tuner.backends.compiler
+    import kernel_tuner.interface
 
     if job["lang"] == "cupy":  # imported, not initialised: a CUDA context does not survive the fork below
         import cupy  # noqa: F401

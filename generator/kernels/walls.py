@@ -19,8 +19,8 @@ import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 
@@ -63,24 +63,53 @@ class WalledResult:
     uid: int | None = None  # the unprivileged uid the kernel ran as
 
 
-def run_walled(source: str, kernel_name: str, problem_size, arguments: list, outputs: list[int],
-               tune_params: dict, configs: list[tuple], defines: dict | None = None,
-               compiler_options: list | None = None, iterations: int = 7,
-               limits: KernelLimits = KernelLimits(), lang: str = "C", grid_div: dict | None = None,
-               block_size_names: list | None = None, probe: np.ndarray | None = None,
-               judge: Callable[[int, np.ndarray], str | None] | None = None) -> WalledResult:
+def run_walled(
+    source: str,
+    kernel_name: str,
+    problem_size,
+    arguments: list,
+    outputs: list[int],
+    tune_params: dict,
+    configs: list[tuple],
+    defines: dict | None = None,
+    compiler_options: list | None = None,
+    iterations: int = 7,
+    limits: KernelLimits = KernelLimits(),
+    lang: str = "C",
+    grid_div: dict | None = None,
+    block_size_names: list | None = None,
+    probe: np.ndarray | None = None,
+    judge: Callable[[int, np.ndarray], str | None] | None = None,
+) -> WalledResult:
     """Compile, capture the outputs of and time `configs` of a kernel (C, or CUDA through CuPy) inside the walls.
 
     With `judge(arg_index, output)`, each output is judged as it arrives and only the verdict is kept."""
     if lang == "cupy":  # CUDA reserves far more address space than it uses: RLIMIT_AS would stop it starting
         limits = replace(limits, memory_mb=max(limits.memory_mb, 1 << 20), nproc=max(limits.nproc, 64))
-    job = {"source": source, "lang": lang, "grid_div": dict(grid_div or {}), "block_size_names": block_size_names, "kernel_name": kernel_name, "problem_size": list(problem_size),
-           "n_args": len(arguments), "outputs": list(outputs), "tune_params": tune_params,
-           "params": list(tune_params), "configs": [list(c) for c in configs], "defines": dict(defines or {}),
-           "compiler_options": list(compiler_options or []), "iterations": iterations,
-           "compile_timeout_s": max(5.0, limits.timeout_s / 2), "keep": interpreter_paths(),
-           "cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb, "nproc": limits.nproc, "file_mb": limits.file_mb,
-           "scratch_mb": limits.scratch_mb, "data_mb": limits.data_mb if lang == "cupy" else None}
+    job = {
+        "source": source,
+        "lang": lang,
+        "grid_div": dict(grid_div or {}),
+        "block_size_names": block_size_names,
+        "kernel_name": kernel_name,
+        "problem_size": list(problem_size),
+        "n_args": len(arguments),
+        "outputs": list(outputs),
+        "tune_params": tune_params,
+        "params": list(tune_params),
+        "configs": [list(c) for c in configs],
+        "defines": dict(defines or {}),
+        "compiler_options": list(compiler_options or []),
+        "iterations": iterations,
+        "compile_timeout_s": max(5.0, limits.timeout_s / 2),
+        "keep": interpreter_paths(),
+        "cpu_s": limits.cpu_s,
+        "memory_mb": limits.memory_mb,
+        "nproc": limits.nproc,
+        "file_mb": limits.file_mb,
+        "scratch_mb": limits.scratch_mb,
+        "data_mb": limits.data_mb if lang == "cupy" else None,
+    }
     arrays = {f"arg{i}": np.asarray(a) for i, a in enumerate(arguments)}
     if probe is not None:  # flat indices: only these output elements come back, per configuration
         arrays["probe"] = np.asarray(probe, dtype=np.int64)
@@ -91,18 +120,33 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
         # CuPy settles its kernel cache folder at import, before the walls: point it into the scratch
         # working directory that the walls make (/tmp/work), not at the host's home
         env.update(HOME="/tmp/work", CUPY_CACHE_DIR="/tmp/work/.cupy")
-    proc = subprocess.Popen([sys.executable, "-m", "generator.kernels.walled_child", str(wr)], pass_fds=(wr,),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator.kernels.walled_child", str(wr)],
+        pass_fds=(wr,),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     os.close(wr)
     # the size each output frame may have: that output's (or the probe's) bytes, plus the npz's few headers
-    sizes = [(np.asarray(probe).size * np.asarray(arguments[i]).itemsize if probe is not None else
-              np.asarray(arguments[i]).nbytes) for i in outputs]
-    stream = _ResultStream(set(outputs), max(sizes, default=0) + (1 << 20), limits.result_mb, judge,
-                           lambda: _kill_group(proc, wait=False))
+    sizes = [
+        (
+            np.asarray(probe).size * np.asarray(arguments[i]).itemsize
+            if probe is not None
+            else np.asarray(arguments[i]).nbytes
+        )
+        for i in outputs
+    ]
+    stream = _ResultStream(
+        set(outputs), max(sizes, default=0) + (1 << 20), limits.result_mb, judge, lambda: _kill_group(proc, wait=False)
+    )
     log = bytearray()
-    readers = [threading.Thread(target=stream.read, args=(rd,), daemon=True),
-               threading.Thread(target=_drain, args=(proc.stdout.fileno(), log, limits.output_kb << 10), daemon=True)]
+    readers = [
+        threading.Thread(target=stream.read, args=(rd,), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stdout.fileno(), log, limits.output_kb << 10), daemon=True),
+    ]
     for t in readers:
         t.start()
     try:
@@ -124,11 +168,15 @@ def run_walled(source: str, kernel_name: str, problem_size, arguments: list, out
         raise stream.failure
     if stream.error:  # a limit hit or a malformed frame: said before a time-out, which it may have caused
         died = _death(text)
-        return WalledResult(error=stream.error + (f"; {died}" if died and "truncated" in stream.error else ""),
-                            log=text)
+        return WalledResult(
+            error=stream.error + (f"; {died}" if died and "truncated" in stream.error else ""), log=text
+        )
     if timed_out:
-        return WalledResult(error=f"the kernel ran past the walls' time limit of {limits.timeout_s:.0f} s and was "
-                                  "killed (an endless loop, or too many configurations)", log=text)
+        return WalledResult(
+            error=f"the kernel ran past the walls' time limit of {limits.timeout_s:.0f} s and was "
+            "killed (an endless loop, or too many configurations)",
+            log=text,
+        )
     return _parse(stream, text)
 
 
@@ -178,17 +226,23 @@ class _ResultStream:
         key, arg = head.get("config"), head.get("arg")
         if not isinstance(key, str) or not isinstance(arg, int) or isinstance(arg, bool) or arg not in self.outputs:
             raise _FrameError("the walled kernel run sent back a malformed result (an output of no argument)")
-        n = _length(pipe.read(8), self.output_bytes, "the size of that argument",
-                    f"an output (configuration {key[:60]}, argument {arg})")
+        n = _length(
+            pipe.read(8),
+            self.output_bytes,
+            "the size of that argument",
+            f"an output (configuration {key[:60]}, argument {arg})",
+        )
         got = _npz_array(_exactly(pipe, n))
         if self.judge is not None:
             self.verdicts[f"{key}|{arg}"] = self.judge(arg, got)
             return True
         self.kept += got.nbytes
         if self.kept > self.result_mb << 20:
-            raise _FrameError(f"the outputs the walled kernel run sent back pass the walls' result limit of "
-                              f"{self.result_mb} MiB (KernelLimits.result_mb); judge them as they come "
-                              "(run_walled's judge) or raise the limit")
+            raise _FrameError(
+                f"the outputs the walled kernel run sent back pass the walls' result limit of "
+                f"{self.result_mb} MiB (KernelLimits.result_mb); judge them as they come "
+                "(run_walled's judge) or raise the limit"
+            )
         self.arrays[f"{key}|{arg}"] = got
         return True
 
@@ -199,8 +253,10 @@ def _length(raw: bytes, cap: int, limit: str, what: str) -> int:
         raise _FrameError("the walled kernel run sent back a truncated result (it crashed or was killed mid-frame)")
     (n,) = struct.unpack("<q", raw)
     if n < 0 or n > cap:
-        raise _FrameError(f"the walled kernel run sent back {what} of {n:,} bytes, over the walls' limit of "
-                          f"{cap:,} bytes for it ({limit})")
+        raise _FrameError(
+            f"the walled kernel run sent back {what} of {n:,} bytes, over the walls' limit of "
+            f"{cap:,} bytes for it ({limit})"
+        )
     return n
 
 
@@ -259,25 +315,34 @@ def _parse(stream: _ResultStream, log: str) -> WalledResult:
     head = stream.head
     if head is None:
         why = _death(log) or (log.strip().splitlines()[-1][:300] if log.strip() else "no output")
-        return WalledResult(error=f"the walled kernel run ended without a result (it crashed or was killed: {why})",
-                            log=log)
+        return WalledResult(
+            error=f"the walled kernel run ended without a result (it crashed or was killed: {why})", log=log
+        )
     prot = head.get("protections") if isinstance(head.get("protections"), dict) else {}
-    out = WalledResult(cache=_str(head.get("cache")), outputs=stream.arrays, verdicts=stream.verdicts,
-                       compile_error=_str(head.get("compile_error")),
-                       error=_str(head.get("error")), protections=prot, log=log,
-                       uid=head.get("uid") if isinstance(head.get("uid"), int) else None,
-                       device=head["device"] if isinstance(head.get("device"), str) else "CPU")
+    out = WalledResult(
+        cache=_str(head.get("cache")),
+        outputs=stream.arrays,
+        verdicts=stream.verdicts,
+        compile_error=_str(head.get("compile_error")),
+        error=_str(head.get("error")),
+        protections=prot,
+        log=log,
+        uid=head.get("uid") if isinstance(head.get("uid"), int) else None,
+        device=head["device"] if isinstance(head.get("device"), str) else "CPU",
+    )
     if out.error and "walls" in out.error or (out.error or "").startswith("RuntimeError: no mount namespace"):
-        raise WallsUnavailable(f"untrusted kernels run only inside the sandbox's walls, and they did not go up here "
-                               f"({out.error}); run as a user allowed to create namespaces (unprivileged user "
-                               "namespaces, or root in a container)")
+        raise WallsUnavailable(
+            f"untrusted kernels run only inside the sandbox's walls, and they did not go up here "
+            f"({out.error}); run as a user allowed to create namespaces (unprivileged user "
+            "namespaces, or root in a container)"
+        )
     return out
 
 
 def _death(log: str) -> str | None:
     """How the walled process died, from the last line its outer process printed (None: it was not killed)."""
     last = log.strip().splitlines()[-1] if log.strip() else ""
-    return last[len(DEATH):][:300] if last.startswith(DEATH) else None
+    return last[len(DEATH) :][:300] if last.startswith(DEATH) else None
 
 
 def _str(value) -> str | None:

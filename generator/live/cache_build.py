@@ -14,13 +14,20 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from generator.live.kernel import (VERIFY_FAILED, config_key, device_label, device_name, patch_cupy_uuid, require_device,
-                            scratch_dir)
+from generator.live.kernel import (
+    VERIFY_FAILED,
+    config_key,
+    device_label,
+    device_name,
+    patch_cupy_uuid,
+    require_device,
+    scratch_dir,
+)
 from generator.tasks.problems import Problem, load_problem
 
 
@@ -44,7 +51,9 @@ class _BruteForce:
             configs = [configs[i] for i in sorted(picks)]
         todo = [c for c in configs if config_key(c) not in tuning_options.cache]
         self.total, self.done_before = len(configs), len(configs) - len(todo)
-        bar = tqdm(todo, desc="brute force", unit="cfg", file=sys.stderr, disable=(not self.progress) or None)  # None: on a terminal only
+        bar = tqdm(
+            todo, desc="brute force", unit="cfg", file=sys.stderr, disable=(not self.progress) or None
+        )  # None: on a terminal only
         for config in bar:
             if time.monotonic() > self.deadline:
                 break
@@ -58,9 +67,14 @@ class _BruteForce:
                 key = config_key(config)
                 self.wrong.append(key)
                 entry = dict(zip(tuning_options.tune_params, config))
-                entry.update(__error__=RuntimeFailedConfig(), verification="failed",
-                             compile_time=1000 * (time.perf_counter() - start), verification_time=0,
-                             benchmark_time=0, timestamp=str(datetime.now(timezone.utc)))
+                entry.update(
+                    __error__=RuntimeFailedConfig(),
+                    verification="failed",
+                    compile_time=1000 * (time.perf_counter() - start),
+                    verification_time=0,
+                    benchmark_time=0,
+                    timestamp=str(datetime.now(UTC)),
+                )
                 store_cache(key, entry, tuning_options.cachefile, tuning_options.cache)
                 continue
             self.measured += 1
@@ -87,15 +101,28 @@ class CacheBuild:
 
     def summary(self) -> str:
         if self.partial.name.endswith(".sample.json"):
-            return (f"{self.problem} on {self.device}: sample of {self.total} configurations, {self.measured_now} measured "
-                    f"in {self.seconds:.0f} s, {self.wrong} failed verification (a check, not a cache): {self.partial}")
-        state = f"complete: {self.final}" if self.final else f"partial: {self.done}/{self.total}, resume with the same command"
-        return (f"{self.problem} on {self.device}: {self.measured_now} configurations measured in {self.seconds:.0f} s, "
-                f"{self.wrong} failed verification; {state}")
+            return (
+                f"{self.problem} on {self.device}: sample of {self.total} configurations, {self.measured_now} measured "
+                f"in {self.seconds:.0f} s, {self.wrong} failed verification (a check, not a cache): {self.partial}"
+            )
+        state = (
+            f"complete: {self.final}"
+            if self.final
+            else f"partial: {self.done}/{self.total}, resume with the same command"
+        )
+        return (
+            f"{self.problem} on {self.device}: {self.measured_now} configurations measured in {self.seconds:.0f} s, "
+            f"{self.wrong} failed verification; {state}"
+        )
 
 
-def build_cache(problem: Problem | str | Path, out_dir: Path | None = None, time_limit: float | None = None,
-                progress: bool = True, sample: int | None = None) -> CacheBuild:
+def build_cache(
+    problem: Problem | str | Path,
+    out_dir: Path | None = None,
+    time_limit: float | None = None,
+    progress: bool = True,
+    sample: int | None = None,
+) -> CacheBuild:
     """Brute-force a problem's space on this machine's device into `<out_dir>/<device>.json.gz`.
 
     `time_limit` (seconds) stops early and leaves a resumable `<device>.json`; `sample` measures only
@@ -120,8 +147,9 @@ def build_cache(problem: Problem | str | Path, out_dir: Path | None = None, time
     kwargs = problem.tune_kwargs()
     answer = problem.answer(arguments)
     with scratch_dir():
-        kernel_tuner.tune_kernel(arguments=arguments, answer=answer, strategy=strategy,
-                                 cache=str(partial), quiet=True, **kwargs)
+        kernel_tuner.tune_kernel(
+            arguments=arguments, answer=answer, strategy=strategy, cache=str(partial), quiet=True, **kwargs
+        )
     overheads = json.loads(sidecar.read_text()) if sidecar.exists() else {}
     overheads.update(strategy.overheads)
     sidecar.write_text(json.dumps(overheads))
@@ -131,8 +159,17 @@ def build_cache(problem: Problem | str | Path, out_dir: Path | None = None, time
         partial.unlink()
         sidecar.unlink()
     complete = strategy.finished and not sample
-    return CacheBuild(problem.name, name, partial, final if complete else None, strategy.total,
-                      strategy.measured, done, len(strategy.wrong), time.monotonic() - t0)
+    return CacheBuild(
+        problem.name,
+        name,
+        partial,
+        final if complete else None,
+        strategy.total,
+        strategy.measured,
+        done,
+        len(strategy.wrong),
+        time.monotonic() - t0,
+    )
 
 
 def read_partial_cache(path: Path) -> dict:
@@ -152,9 +189,14 @@ def finalize_cache(partial: Path, final: Path, overheads: dict, problem: Problem
         if key in doc["cache"]:
             doc["cache"][key].update(extra)
     wrong = sum(1 for e in doc["cache"].values() if e.get("verification") == "failed")
-    doc["tunesmith"] = {"problem": problem.name, "device": device, "kernel_tuner": kernel_tuner.__version__,
-                        "iterations": problem.iterations, "verification_failures": wrong,
-                        "built": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    doc["tunesmith"] = {
+        "problem": problem.name,
+        "device": device,
+        "kernel_tuner": kernel_tuner.__version__,
+        "iterations": problem.iterations,
+        "verification_failures": wrong,
+        "built": datetime.now(UTC).strftime("%Y-%m-%d"),
+    }
     doc = write_cache(doc, final)
     return doc
 

@@ -55,10 +55,15 @@ def require_device(problem: Problem) -> None:
     count, why = cuda_device_count()
     if count == 0:  # cached tasks are the way out only where a space was measured (not for a kernel brought new)
         cached = Path(problem.caches_dir).is_dir() and any(Path(problem.caches_dir).glob("*.json*"))
-        instead = f", or use its cached tasks in {problem.caches_dir}" if cached else \
-            " (it has no measured space to use instead: `tunesmith cache build` makes one there)"
-        raise LiveUnavailable(f"{problem.path}: problem {problem.name!r} needs a CUDA GPU and none is usable here "
-                              f"({why}); run it on a machine with an NVIDIA GPU and CuPy{instead}")
+        instead = (
+            f", or use its cached tasks in {problem.caches_dir}"
+            if cached
+            else " (it has no measured space to use instead: `tunesmith cache build` makes one there)"
+        )
+        raise LiveUnavailable(
+            f"{problem.path}: problem {problem.name!r} needs a CUDA GPU and none is usable here "
+            f"({why}); run it on a machine with an NVIDIA GPU and CuPy{instead}"
+        )
 
 
 def patch_cupy_uuid() -> None:
@@ -148,8 +153,6 @@ def config_key(config) -> str:
     return ",".join(str(v) for v in config)
 
 
-
-
 def device_key(problem: Problem, device: int = 0) -> str:
     """What identifies the physical device across processes: "CPU", or the GPU's PCI bus id."""
     if problem.lang == "C":
@@ -213,7 +216,7 @@ def _measurement(result: dict | None, objective: str) -> Measurement:
 class _Server:
     """A Kernel Tuner strategy that measures configurations as a LiveSession hands them over."""
 
-    def __init__(self, session: "LiveSession"):
+    def __init__(self, session: LiveSession):
         self.session = session
 
     def tune(self, searchspace, runner, tuning_options):
@@ -254,13 +257,16 @@ class LiveSession:
         self._lock = threading.Lock()
         arguments = self.problem.make_arguments()
         answer = self.problem.answer(arguments) if verify else None
-        self._thread = threading.Thread(target=self._run, args=(arguments, answer), daemon=True,
-                                        name=f"tunesmith-live-{self.problem.name}")
+        self._thread = threading.Thread(
+            target=self._run, args=(arguments, answer), daemon=True, name=f"tunesmith-live-{self.problem.name}"
+        )
         self._thread.start()
         kind, value = self._replies.get()
         if kind != "ready":
-            raise LiveUnavailable(f"{self.problem.path}: Kernel Tuner could not start on {self.device_name} "
-                                  f"({type(value).__name__}: {value}); check the problem spec and the device")
+            raise LiveUnavailable(
+                f"{self.problem.path}: Kernel Tuner could not start on {self.device_name} "
+                f"({type(value).__name__}: {value}); check the problem spec and the device"
+            )
 
     def _run(self, arguments, answer) -> None:
         import warnings
@@ -272,8 +278,14 @@ class LiveSession:
         warnings.filterwarnings("ignore", message="None of the tunable parameters specify thread block")
 
         try:
-            kernel_tuner.tune_kernel(arguments=arguments, answer=answer, strategy=_Server(self), quiet=True,
-                                     device=self.device, **self.problem.tune_kwargs())
+            kernel_tuner.tune_kernel(
+                arguments=arguments,
+                answer=answer,
+                strategy=_Server(self),
+                quiet=True,
+                device=self.device,
+                **self.problem.tune_kwargs(),
+            )
         except BaseException as exc:  # noqa: BLE001 - reported to whoever waits
             self._replies.put(("error", exc))
 
@@ -287,8 +299,10 @@ class LiveSession:
             self._requests.put(tuple(config))
             kind, value = self._replies.get()
         if kind == "error":
-            raise LiveUnavailable(f"{self.problem.path}: measuring {config_key(config)} failed on {self.device_name} "
-                                  f"({type(value).__name__}: {value})") from value
+            raise LiveUnavailable(
+                f"{self.problem.path}: measuring {config_key(config)} failed on {self.device_name} "
+                f"({type(value).__name__}: {value})"
+            ) from value
         return _measurement(value, self.problem.objective.name)
 
     def close(self) -> None:

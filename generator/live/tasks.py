@@ -14,8 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.live.kernel import (LiveSession, device_key, device_label, device_lock, device_name, require_device,
-                                   session_for)
+from generator.live.kernel import (
+    LiveSession,
+    device_key,
+    device_label,
+    device_lock,
+    device_name,
+    require_device,
+    session_for,
+)
 from generator.scoring.oracle import Oracle
 from generator.scoring.score import Budget, Trace
 from generator.tasks.cache import AnswerKey, SpaceSpec, Task, valid_index_matrix
@@ -46,23 +53,49 @@ def load_live_task(path, device: int = 0, gpu: str | None = None, budget: Budget
     cached = [p for p in problem.cache_files() if p.name.split(".")[0] == label]
     if cached:
         base = load_problem_tasks(problem.path, gpus=[label])[0]
-        return LiveTask(f"{problem.name}/{label}/live", base.space, base.key, base.objective,
-                        {**base.info, "live": True, "lang": problem.lang}, base.source, problem, device, True,
-                        budget)
+        return LiveTask(
+            f"{problem.name}/{label}/live",
+            base.space,
+            base.key,
+            base.objective,
+            {**base.info, "live": True, "lang": problem.lang},
+            base.source,
+            problem,
+            device,
+            True,
+            budget,
+        )
     valid = valid_index_matrix(problem.path, problem.tune_params, problem.restrictions)
     n = len(valid)
     key = AnswerKey(np.full(n, np.nan), np.zeros(n, dtype=bool), np.zeros(n))
-    info = {"application": problem.application_info(), "app": problem.name, "gpu": label, "live": True,
-            "lang": problem.lang, "problem": str(problem.path)}
-    return LiveTask(f"{problem.name}/{label}/live", SpaceSpec(problem.tune_params, problem.restrictions, valid),
-                    key, problem.objective, info, problem.path, problem, device, False, budget)
+    info = {
+        "application": problem.application_info(),
+        "app": problem.name,
+        "gpu": label,
+        "live": True,
+        "lang": problem.lang,
+        "problem": str(problem.path),
+    }
+    return LiveTask(
+        f"{problem.name}/{label}/live",
+        SpaceSpec(problem.tune_params, problem.restrictions, valid),
+        key,
+        problem.objective,
+        info,
+        problem.path,
+        problem,
+        device,
+        False,
+        budget,
+    )
 
 
 class LiveOracle(Oracle):
     """The Oracle interface, answered by measuring each new configuration on the device."""
 
-    def __init__(self, task: LiveTask, budget: Budget, space: SearchSpace | None = None,
-                 session: LiveSession | None = None):
+    def __init__(
+        self, task: LiveTask, budget: Budget, space: SearchSpace | None = None, session: LiveSession | None = None
+    ):
         super().__init__(task, budget, space)
         n = len(task.space.valid)
         self._cost = np.full(n, sys.float_info.max)  # filled in as configurations are measured
@@ -82,7 +115,7 @@ class LiveOracle(Oracle):
             self._cost[row] = self._sign * m.value
         return super().record(row)
 
-    def trace(self) -> "LiveTrace":
+    def trace(self) -> LiveTrace:
         """The run so far, with the live-measured objective of each row (a task without a cache is
         scored from these)."""
         t = super().trace()
@@ -136,10 +169,10 @@ def resolve_entry(text: str, base: Path | None = None, check_device: bool = Fals
 def load_live_entry(text: str, base: Path | None = None) -> list:
     """The LiveTask a `live:` reference names (fails fast, with the fix, when the device is missing)."""
     entry = parse_live_entry(text)
-    task = load_live_task(problem_spec(entry.target, base), device=entry.device, gpu=entry.gpu,
-                          budget=entry.budget())
+    task = load_live_task(problem_spec(entry.target, base), device=entry.device, gpu=entry.gpu, budget=entry.budget())
     if task.budget is None and not task.cached:
-        raise LiveEntryError(f"{text!r}: {task.problem.name} has no measured cache for {task.info['gpu']} to "
-                             f"derive a budget from; give one, e.g. {PREFIX}{entry.target},fevals=20 (or seconds=60)")
+        raise LiveEntryError(
+            f"{text!r}: {task.problem.name} has no measured cache for {task.info['gpu']} to "
+            f"derive a budget from; give one, e.g. {PREFIX}{entry.target},fevals=20 (or seconds=60)"
+        )
     return [task]
-

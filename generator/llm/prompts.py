@@ -8,8 +8,6 @@ synthesizer reads it as an LLM would. Users may override any template with [prom
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import importlib.resources
 import json
@@ -19,6 +17,7 @@ from pathlib import Path
 
 import jinja2
 
+from generator import parsing
 from generator.errors import TunesmithError
 from generator.scoring.fitness import CandidateError
 
@@ -27,8 +26,11 @@ BUILTIN_TEMPLATES = Path(str(importlib.resources.files("generator") / "prompts")
 OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
 # operators that may be answered as SEARCH/REPLACE blocks on Parent 1's code ([evolution] edit = "diff")
 DIFF_OPERATORS = ("refine", "simplify", "fix")
-PARTS = ("role", "task", "statistics", "interface", "parents", "error", "existing", "nearcopy", "edit_diff",
-         "edit_failed") + tuple(f"op_{o}" for o in OPERATORS) + tuple(f"op_{o}_diff" for o in DIFF_OPERATORS)
+PARTS = (
+    ("role", "task", "statistics", "interface", "parents", "error", "existing", "nearcopy", "edit_diff", "edit_failed")
+    + tuple(f"op_{o}" for o in OPERATORS)
+    + tuple(f"op_{o}_diff" for o in DIFF_OPERATORS)
+)
 
 
 @dataclass
@@ -61,8 +63,11 @@ def _application_lines(info: dict) -> list[str]:
         if value in (None, "", [], {}):
             continue
         if key == "Arguments" and isinstance(value, list):
-            value = "; ".join(f"{a.get('Name')} ({a.get('Type')}, {a.get('AccessType')}, size {a.get('Size')})"
-                              for a in value if isinstance(a, dict))
+            value = "; ".join(
+                f"{a.get('Name')} ({a.get('Type')}, {a.get('AccessType')}, size {a.get('Size')})"
+                for a in value
+                if isinstance(a, dict)
+            )
         text = value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
         lines.append(f"{key}: {text[:400]}")
     return lines
@@ -71,11 +76,18 @@ def _application_lines(info: dict) -> list[str]:
 def template_environment(template_dir: str | None) -> jinja2.Environment:
     """A jinja2 environment over `template_dir` (if given) in front of the built-in prompts/."""
     if template_dir and not Path(template_dir).is_dir():
-        raise TunesmithError(f"prompts.template_dir = {template_dir!r} is not a directory; "
-                             "give a folder with *.j2 files or remove the key")
+        raise TunesmithError(
+            f"prompts.template_dir = {template_dir!r} is not a directory; "
+            "give a folder with *.j2 files or remove the key"
+        )
     dirs = [str(Path(template_dir))] if template_dir else []
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)]), trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(dirs + [str(BUILTIN_TEMPLATES)]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        undefined=jinja2.StrictUndefined,
+    )
 
 
 def render_part(env: jinja2.Environment, part: str, **ctx) -> str:
@@ -83,8 +95,9 @@ def render_part(env: jinja2.Environment, part: str, **ctx) -> str:
     try:
         return env.get_template(f"{part}.j2").render(**ctx).strip()
     except jinja2.TemplateNotFound:
-        raise TunesmithError(f"prompt template {part}.j2 not found in {env.loader.searchpath}; "
-                             "restore it or fix prompts.template_dir") from None
+        raise TunesmithError(
+            f"prompt template {part}.j2 not found in {env.loader.searchpath}; restore it or fix prompts.template_dir"
+        ) from None
     except jinja2.TemplateError as exc:
         raise TunesmithError(f"prompt template {part}.j2: {exc}; fix the template") from None
 
@@ -115,27 +128,46 @@ class PromptBuilder:
         views = []
         for t in self.tasks:
             s = stats.get(t.name, {})
-            views.append({
-                "name": t.name, "kernel": t.info.get("kernel_name") or t.name, "device": t.info.get("device_name"),
-                "objective": t.objective.name, "higher_is_better": t.objective.higher_is_better,
-                "budget_fevals": s.get("budget_fevals", "?"), "budget_seconds": float(s.get("budget_seconds", 0) or 0),
-                "params": t.space.tune_params, "restrictions": list(t.space.restrictions),
-                "application": _application_lines(t.info) if self.cfg.include_application_info else [],
-                "stats": s})
+            views.append(
+                {
+                    "name": t.name,
+                    "kernel": t.info.get("kernel_name") or t.name,
+                    "device": t.info.get("device_name"),
+                    "objective": t.objective.name,
+                    "higher_is_better": t.objective.higher_is_better,
+                    "budget_fevals": s.get("budget_fevals", "?"),
+                    "budget_seconds": float(s.get("budget_seconds", 0) or 0),
+                    "params": t.space.tune_params,
+                    "restrictions": list(t.space.restrictions),
+                    "application": _application_lines(t.info) if self.cfg.include_application_info else [],
+                    "stats": s,
+                }
+            )
         return views
 
     def _fixed_parts(self) -> dict[str, str]:
         """The parts that are the same in every prompt of the campaign."""
         if self._fixed is None:
             views = self._task_views()
-            self._fixed = {"role": self._render("role"), "task": self._render("task", tasks=views),
-                           "statistics": self._render("statistics", tasks=views) if self.cfg.include_statistics else "",
-                           "interface": self._render("interface")}
+            self._fixed = {
+                "role": self._render("role"),
+                "task": self._render("task", tasks=views),
+                "statistics": self._render("statistics", tasks=views) if self.cfg.include_statistics else "",
+                "interface": self._render("interface"),
+            }
         return self._fixed
 
-    def messages(self, operator: str, parents: list[ParentView] = (), error: dict | None = None,
-                 existing: list[ParentView] = (), copied: ParentView | None = None,
-                 similarity: float = 0.0, edit: str = "full", edit_error: str | None = None) -> list[dict]:
+    def messages(
+        self,
+        operator: str,
+        parents: list[ParentView] = (),
+        error: dict | None = None,
+        existing: list[ParentView] = (),
+        copied: ParentView | None = None,
+        similarity: float = 0.0,
+        edit: str = "full",
+        edit_error: str | None = None,
+    ) -> list[dict]:
         """System and user messages for one operator application; `copied`: the archived candidate
         that the previous answer to this request nearly copied (asked once more, saying so);
         `edit = "diff"` asks for SEARCH/REPLACE blocks, `edit_error` for full code after blocks that
@@ -151,8 +183,14 @@ class PromptBuilder:
         if operator == "new" and existing:
             parts.append(self._render("existing", existing=list(existing)[: self.cfg.max_existing]))
         if copied is not None:  # its code is shown unless it is a parent, whose code is shown already
-            parts.append(self._render("nearcopy", copied=copied, similarity=similarity,
-                                      show_code=bool(copied.code) and copied.id not in {p.id for p in parents}))
+            parts.append(
+                self._render(
+                    "nearcopy",
+                    copied=copied,
+                    similarity=similarity,
+                    show_code=bool(copied.code) and copied.id not in {p.id for p in parents},
+                )
+            )
         if edit_error is not None:
             parts.append(self._render("edit_failed", reason=edit_error))
         diff = edit == "diff" and operator in DIFF_OPERATORS and edit_error is None
@@ -164,12 +202,25 @@ class PromptBuilder:
 def quoted_error(error: dict) -> dict:
     """A recorded error as the fix prompt quotes it: every field the run could write capped and escaped
     (also in records from before the caps), the traceback in a fence that its own text cannot close."""
-    e = CandidateError("exception", str(error.get("message", "")), _tail(str(error.get("traceback") or ""), 25),
-                       error.get("line"), error.get("lineno"), error.get("task"))
+    e = CandidateError(
+        "exception",
+        str(error.get("message", "")),
+        _tail(str(error.get("traceback") or ""), 25),
+        error.get("line"),
+        error.get("lineno"),
+        error.get("task"),
+    )
     kind = str(error.get("kind", "error"))
     longest = max((len(run) for run in re.findall(r"`+", e.traceback)), default=0)
-    return {"kind": kind if re.fullmatch(r"\w{1,20}", kind) else "error", "message": e.message, "line": e.line,
-            "lineno": e.lineno, "task": e.task, "traceback": e.traceback, "fence": "`" * max(3, longest + 1)}
+    return {
+        "kind": kind if re.fullmatch(r"\w{1,20}", kind) else "error",
+        "message": e.message,
+        "line": e.line,
+        "lineno": e.lineno,
+        "task": e.task,
+        "traceback": e.traceback,
+        "fence": "`" * max(3, longest + 1),
+    }
 
 
 def _tail(text: str, n: int) -> str:
@@ -197,8 +248,13 @@ def normalise_code(code: str) -> str:
         return plain
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     try:
         return ast.unparse(parsing.printable_constants(tree))

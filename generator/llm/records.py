@@ -41,10 +41,9 @@ class Exchange:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Exchange":
+    def from_dict(cls, data: dict) -> Exchange:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
-
 
 
 @dataclass
@@ -68,7 +67,7 @@ class Usage:
         self.completion_tokens += ex.completion_tokens
         self.cost_usd += ex.cost_usd
 
-    def add_usage(self, other: "Usage", sign: int = 1) -> None:
+    def add_usage(self, other: Usage, sign: int = 1) -> None:
         """Add (or with sign -1 take away) another Usage: reservations of calls in flight."""
         self.calls += sign * other.calls
         self.prompt_tokens += sign * other.prompt_tokens

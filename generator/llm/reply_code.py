@@ -13,19 +13,20 @@ that does not parse) is flagged `truncated`, so that the error shown to the fix 
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import re
 from dataclasses import dataclass
 
+from generator import parsing
 from generator.errors import printable
 
 _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*$")
 PYTHON_TAGS = ("", "python", "python3", "py", "py3", "python2", "ipython", "pycon")
 # where code starts in unfenced text: an import, a class, a function, a decorator
 _CODE_START = re.compile(r"^(import \w|from [\w.]+ import |class \w|def \w|async def \w|@\w)")
-_COMPOUND = re.compile(r"^(class|def|async def|if|elif|else|for|while|with|try|except|finally|match|case)\b.*:\s*(#.*)?$")
+_COMPOUND = re.compile(
+    r"^(class|def|async def|if|elif|else|for|while|with|try|except|finally|match|case)\b.*:\s*(#.*)?$"
+)
 _CLOSING = re.compile(r"^[\])}]")
 # what ast.parse raises on text that is not Python; RecursionError and MemoryError: nested too deeply
 _NOT_PYTHON = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -64,8 +65,10 @@ def has_optimizer_class(code: str) -> bool:
         tree = parsing.parse(code)
     except _NOT_PYTHON:
         return has_top_level_class(code) and "def __call__" in code
-    return any(isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__"
-                                                   for b in n.body) for n in tree.body)
+    return any(
+        isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)
+        for n in tree.body
+    )
 
 
 def _rank(code: str) -> tuple:
@@ -144,7 +147,7 @@ def find_code(text: str | None, finish_reason: str | None = None) -> Found:
         line, tag = fences[i]
         end = fences[i + 1][0] if i + 1 < len(fences) else len(lines)
         if tag in PYTHON_TAGS:
-            block = "\n".join(lines[line + 1:end]).strip("\n")
+            block = "\n".join(lines[line + 1 : end]).strip("\n")
             if block.strip():
                 candidates.append((block, offsets[line], i + 1 >= len(fences)))
         i += 2
@@ -152,7 +155,7 @@ def find_code(text: str | None, finish_reason: str | None = None) -> Found:
     #    unfenced text: catches code whose opening fence is missing and prose that was fenced
     bounds = [-1] + [f[0] for f in fences] + [len(lines)]
     for a, b in zip(bounds[:-1], bounds[1:]):
-        code, first = code_in_text("\n".join(lines[a + 1:b]))
+        code, first = code_in_text("\n".join(lines[a + 1 : b]))
         if code:
             candidates.append((code, offsets[a + 1 + first], False))
     if not candidates:
@@ -186,15 +189,15 @@ def _clip(line: str, limit: int = MAX_DESCRIPTION) -> str:
     """At most `limit` characters, cut at a word boundary with an ellipsis that says it was cut."""
     if len(line) <= limit:
         return line
-    cut = line[:limit - 1]
-    if " " in cut[limit // 2:]:  # a word boundary in the second half: cut there, not mid-word
-        cut = cut[:cut.rfind(" ")]
+    cut = line[: limit - 1]
+    if " " in cut[limit // 2 :]:  # a word boundary in the second half: cut there, not mid-word
+        cut = cut[: cut.rfind(" ")]
     return cut.rstrip(" ,;:.-") + "…"
 
 
 def description(text: str, found: Found) -> str:
     """One line: the first prose line before the code, else the code's first comment, else the class name."""
-    head = normalise_newlines(text or "")[:found.start]
+    head = normalise_newlines(text or "")[: found.start]
     for line in head.split("\n"):
         if _FENCE_LINE.match(line):
             continue
@@ -210,8 +213,10 @@ def description(text: str, found: Found) -> str:
     return m.group(1) if m else ""
 
 
-TRUNCATED_MESSAGE = ("the reply was truncated: it reached the token limit (max_tokens) before the code was "
-                     "complete; write a shorter complete class (fewer helpers, no long comments or docstrings)")
+TRUNCATED_MESSAGE = (
+    "the reply was truncated: it reached the token limit (max_tokens) before the code was "
+    "complete; write a shorter complete class (fewer helpers, no long comments or docstrings)"
+)
 
 
 def truncation_error(error: dict | None) -> dict | None:

@@ -116,7 +116,7 @@ class Lineage:
                 self._children[p].append(c.id)
 
     @classmethod
-    def load(cls, run_dir) -> "Lineage":
+    def load(cls, run_dir) -> Lineage:
         """Open a run directory (finished, running or interrupted)."""
         return cls(Archive.open(Path(run_dir)))
 
@@ -132,8 +132,10 @@ class Lineage:
         """The candidate with this id; a one-line error naming the run when absent."""
         if cid not in self.candidates:
             near = ", ".join(list(self.candidates)[:3]) or "none yet"
-            raise ArchiveError(f"{self.run_dir}: no candidate {cid!r} (ids look like {near}); "
-                               f"`tunesmith lineage {self.run_dir}` lists them")
+            raise ArchiveError(
+                f"{self.run_dir}: no candidate {cid!r} (ids look like {near}); "
+                f"`tunesmith lineage {self.run_dir}` lists them"
+            )
         return self.candidates[cid]
 
     def code(self, cid: str) -> str | None:
@@ -214,8 +216,9 @@ class Lineage:
             return []
         path = [cid]
         while parents := [p for p in self.parents(path[-1]) if p not in path]:
-            path.append(max(parents, key=lambda p: (self.candidates[p].score is not None,
-                                                    self.candidates[p].score or 0.0)))
+            path.append(
+                max(parents, key=lambda p: (self.candidates[p].score is not None, self.candidates[p].score or 0.0))
+            )
         return path[::-1]
 
     # -- run-wide statistics ---------------------------------------------------------------
@@ -233,12 +236,18 @@ class Lineage:
         stats = []
         for op, cs in groups.items():
             deltas = [d for d in (self.delta(c.id) for c in cs) if d is not None]
-            stats.append(OperatorStats(
-                operator=op, candidates=len(cs), succeeded=sum(c.ok and not c.duplicate_of for c in cs),
-                with_parent=sum(bool(self.parents(c.id)) for c in cs),
-                improved=sum(self.improved(c.id) for c in cs), new_best=new_best[op],
-                mean_delta=sum(deltas) / len(deltas) if deltas else None,
-                duplicates=sum(bool(c.duplicate_of) for c in cs)))
+            stats.append(
+                OperatorStats(
+                    operator=op,
+                    candidates=len(cs),
+                    succeeded=sum(c.ok and not c.duplicate_of for c in cs),
+                    with_parent=sum(bool(self.parents(c.id)) for c in cs),
+                    improved=sum(self.improved(c.id) for c in cs),
+                    new_best=new_best[op],
+                    mean_delta=sum(deltas) / len(deltas) if deltas else None,
+                    duplicates=sum(bool(c.duplicate_of) for c in cs),
+                )
+            )
         order = {"new": 0, "refine": 1, "simplify": 2, "fix": 3}
         return sorted(stats, key=lambda s: (order.get(s.operator, 9), s.operator))
 
@@ -256,10 +265,16 @@ class Lineage:
             last = max(last, position.get(c.exchange_id, -1))
             if c.score is not None and not c.duplicate_of:
                 best = c.score if best is None else max(best, c.score)
-            points.append(ConvergencePoint(
-                index=i, id=c.id, score=c.score, best=best,
-                cost_usd=cum_cost[last] if last >= 0 else 0.0,
-                tokens=cum_tokens[last] if last >= 0 else 0))
+            points.append(
+                ConvergencePoint(
+                    index=i,
+                    id=c.id,
+                    score=c.score,
+                    best=best,
+                    cost_usd=cum_cost[last] if last >= 0 else 0.0,
+                    tokens=cum_tokens[last] if last >= 0 else 0,
+                )
+            )
         return points
 
     def error_kinds(self) -> dict[int, Counter]:
@@ -274,15 +289,21 @@ class Lineage:
     def usage(self) -> dict:
         """LLM calls, tokens and cost: from the exchanges, else from status.json."""
         if self._exchanges:
-            return {"calls": len(self._exchanges),
-                    "prompt_tokens": sum(x.prompt_tokens for x in self._exchanges),
-                    "completion_tokens": sum(x.completion_tokens for x in self._exchanges),
-                    "cost_usd": sum(x.cost_usd for x in self._exchanges),
-                    "failed_calls": sum(bool(x.error) for x in self._exchanges)}
+            return {
+                "calls": len(self._exchanges),
+                "prompt_tokens": sum(x.prompt_tokens for x in self._exchanges),
+                "completion_tokens": sum(x.completion_tokens for x in self._exchanges),
+                "cost_usd": sum(x.cost_usd for x in self._exchanges),
+                "failed_calls": sum(bool(x.error) for x in self._exchanges),
+            }
         u = dict(self.archive.status().get("usage") or {})
-        return {"calls": u.get("calls", 0), "prompt_tokens": u.get("prompt_tokens", 0),
-                "completion_tokens": u.get("completion_tokens", 0), "cost_usd": u.get("cost_usd", 0.0),
-                "failed_calls": 0}
+        return {
+            "calls": u.get("calls", 0),
+            "prompt_tokens": u.get("prompt_tokens", 0),
+            "completion_tokens": u.get("completion_tokens", 0),
+            "cost_usd": u.get("cost_usd", 0.0),
+            "failed_calls": 0,
+        }
 
     def status(self) -> dict:
         """The run's status.json (state, budget, best), empty while none is written."""

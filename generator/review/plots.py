@@ -51,14 +51,18 @@ def convergence(lineage: Lineage, path: Path) -> Path | None:
         floor = low - 0.08 * ((high - low) or 1.0)  # failed candidates sit just below the worst score
         ax1.scatter(failed, [floor] * len(failed), marker="x", s=14, color=FAIL_COLOUR, label="failed")
     best = [p for p in points if p.best is not None]
-    ax1.step([p.index for p in best], [p.best for p in best], where="post", color=BEST_COLOUR, lw=2, label="best so far")
+    ax1.step(
+        [p.index for p in best], [p.best for p in best], where="post", color=BEST_COLOUR, lw=2, label="best so far"
+    )
     ax1.set_xlabel("candidate (generation order)")
     ax1.set_ylabel("score P (0 = random search, 1 = optimum)")
     ax1.legend(loc="best", fontsize=8)
     by_cost = any(p.cost_usd > 0 for p in points)
     xs = [p.cost_usd if by_cost else p.tokens for p in best]
     ax2.step(xs, [p.best for p in best], where="post", color=BEST_COLOUR, lw=2)
-    ax2.set_xlabel(f"{writer(lineage)} cost so far (USD)" if by_cost else f"{writer(lineage)} tokens so far (no cost recorded)")
+    ax2.set_xlabel(
+        f"{writer(lineage)} cost so far (USD)" if by_cost else f"{writer(lineage)} tokens so far (no cost recorded)"
+    )
     if not by_cost:
         ax2.xaxis.set_major_formatter(TOKEN_FORMAT)
     for ax in (ax1, ax2):
@@ -91,9 +95,11 @@ def heatmap(names: list[str], tasks: list[str], matrix: list[list[float | None]]
 
 def operator_shares(stats) -> dict[str, list[float]]:
     """The Operators chart's bars: per operator, the share of its candidates in each outcome."""
-    return {"evaluated without error": [s.succeeded / s.candidates for s in stats],
-            "duplicate, not evaluated": [s.duplicates / s.candidates for s in stats],
-            "improved on its parent": [s.improved / s.with_parent if s.with_parent else 0.0 for s in stats]}
+    return {
+        "evaluated without error": [s.succeeded / s.candidates for s in stats],
+        "duplicate, not evaluated": [s.duplicates / s.candidates for s in stats],
+        "improved on its parent": [s.improved / s.with_parent if s.with_parent else 0.0 for s in stats],
+    }
 
 
 def operators(lineage: Lineage, path: Path) -> Path | None:
@@ -136,8 +142,15 @@ def errors(lineage: Lineage, path: Path) -> Path | None:
     ax.bar(gens, bottom, color="#cccccc", label="worked")
     if any(copies.values()):
         some = [i for i, g in enumerate(gens) if copies[g]]  # a bar of height 0 would still draw its edge
-        ax.bar([gens[i] for i in some], [copies[gens[i]] for i in some], bottom=[bottom[i] for i in some],
-               color="white", edgecolor=DUPLICATE_COLOUR, hatch="//", label="copy (not run)")
+        ax.bar(
+            [gens[i] for i in some],
+            [copies[gens[i]] for i in some],
+            bottom=[bottom[i] for i in some],
+            color="white",
+            edgecolor=DUPLICATE_COLOUR,
+            hatch="//",
+            label="copy (not run)",
+        )
         bottom = [b + copies[g] for b, g in zip(bottom, gens)]
     palette = ["#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd", "#55a868"]
     for i, kind in enumerate(kinds):
@@ -193,7 +206,9 @@ def diversity(rows: list[dict], path: Path) -> Path | None:
     ax.set_ylabel("distance (1 - similarity)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     counts = ax.twinx()
-    counts.bar([g - 0.15 for g in gens], [r["duplicates"] for r in rows], 0.3, color="#cccccc", label="copies (not evaluated)")
+    counts.bar(
+        [g - 0.15 for g in gens], [r["duplicates"] for r in rows], 0.3, color="#cccccc", label="copies (not evaluated)"
+    )
     counts.bar([g + 0.15 for g in gens], [r["reasked"] for r in rows], 0.3, color="#8172b3", label="asked again")
     counts.set_ylabel("candidates")
     counts.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -201,7 +216,13 @@ def diversity(rows: list[dict], path: Path) -> Path | None:
     ax.patch.set_visible(False)
     lines, labels = ax.get_legend_handles_labels()
     bars, names = counts.get_legend_handles_labels()
-    ax.legend(lines + bars, labels + names, fontsize=7, ncols=2, loc="upper center",  # below: inside it hid bars
-              bbox_to_anchor=(0.5, -0.2))
+    ax.legend(
+        lines + bars,
+        labels + names,
+        fontsize=7,
+        ncols=2,
+        loc="upper center",  # below: inside it hid bars
+        bbox_to_anchor=(0.5, -0.2),
+    )
     ax.set_title("Diversity of the archive's code")
     return _save(fig, path)

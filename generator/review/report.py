@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.review.lineage import Lineage
 from generator.export.output import check_output_file
+from generator.review.lineage import Lineage
 
 TEMPLATES = Path(__file__).with_name("templates")
 TOP_K = 12  # rows of the per-task heatmap
@@ -37,8 +37,13 @@ def build_report(run_dir, output=None) -> ReportResult:
     """Write RUN_DIR's report (default RUN_DIR/report/report.html), its PNG figures in <name>_files/ beside it."""
     lineage = Lineage.load(run_dir)
     html = Path(output) if output else lineage.run_dir / "report" / "report.html"
-    check_output_file(html, "give -o a file where you may write" if output else  # before any figure is drawn
-                      f"write it elsewhere: tunesmith report {run_dir} -o PATH.html")
+    check_output_file(
+        html,
+        "give -o a file where you may write"
+        if output
+        # before any figure is drawn
+        else f"write it elsewhere: tunesmith report {run_dir} -o PATH.html",
+    )
     html.parent.mkdir(parents=True, exist_ok=True)
     data = report_data(lineage)
     pngs = _write_figures(lineage, data, html)
@@ -56,12 +61,14 @@ def _write_figures(lineage: Lineage, data: dict, html: Path) -> list[Path]:
         return figures / f"{name}.png"
 
     top = data["top"]
-    made = [plots.convergence(lineage, out("convergence")),
-            plots.heatmap([r["id"] for r in top], data["tasks"], [r["scores"] for r in top], out("heatmap")),
-            plots.operators(lineage, out("operators")),
-            plots.errors(lineage, out("errors")),
-            plots.usage(lineage, out("usage")),
-            plots.diversity(data["diversity"], out("diversity"))]
+    made = [
+        plots.convergence(lineage, out("convergence")),
+        plots.heatmap([r["id"] for r in top], data["tasks"], [r["scores"] for r in top], out("heatmap")),
+        plots.operators(lineage, out("operators")),
+        plots.errors(lineage, out("errors")),
+        plots.usage(lineage, out("usage")),
+        plots.diversity(data["diversity"], out("diversity")),
+    ]
     return [p for p in made if p is not None]
 
 
@@ -73,25 +80,44 @@ def report_data(lineage: Lineage) -> dict:
     path = lineage.best_path()
     nodes = [_node(lineage, cid, cid in path) for cid in lineage.candidates]
     tasks = list(dict.fromkeys(t for c in lineage.candidates.values() for t in c.per_task))
-    exchanges = {x.id: {"model": x.model, "prompt": x.prompt, "reply": x.reply, "error": x.error,
-                        "prompt_tokens": x.prompt_tokens, "completion_tokens": x.completion_tokens,
-                        "cost_usd": x.cost_usd, "latency_s": x.latency_s}
-                 for x in lineage.exchanges if any(n["exchange"] == x.id for n in nodes)}
+    exchanges = {
+        x.id: {
+            "model": x.model,
+            "prompt": x.prompt,
+            "reply": x.reply,
+            "error": x.error,
+            "prompt_tokens": x.prompt_tokens,
+            "completion_tokens": x.completion_tokens,
+            "cost_usd": x.cost_usd,
+            "latency_s": x.latency_s,
+        }
+        for x in lineage.exchanges
+        if any(n["exchange"] == x.id for n in nodes)
+    }
     ranked = sorted((c for c in lineage.candidates.values() if c.ok and not c.duplicate_of), key=lambda c: -c.score)
     return {
-        "run": {"dir": str(lineage.run_dir), "state": status.get("state", "no status yet (starting or interrupted)"),
-                "reason": status.get("reason"), "best": best, "best_path": path,
-                "candidates": len(nodes), "budget": status.get("budget"),
-                "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
-                "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime()),
-                "edits": _edit_lines(lineage), "search": _search_lines(lineage),
-                "validation": _validation_lines(lineage)},
+        "run": {
+            "dir": str(lineage.run_dir),
+            "state": status.get("state", "no status yet (starting or interrupted)"),
+            "reason": status.get("reason"),
+            "best": best,
+            "best_path": path,
+            "candidates": len(nodes),
+            "budget": status.get("budget"),
+            "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
+            "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime()),
+            "edits": _edit_lines(lineage),
+            "search": _search_lines(lineage),
+            "validation": _validation_lines(lineage),
+        },
         "tasks": tasks,
         "nodes": nodes,
         "graph": _layout(lineage),
         "exchanges": exchanges,
-        "top": [{"id": c.id, "score": c.score, "se": c.se, "runs": c.runs, "scores": [c.per_task.get(t) for t in tasks]}
-                for c in ranked[:TOP_K]],
+        "top": [
+            {"id": c.id, "score": c.score, "se": c.se, "runs": c.runs, "scores": [c.per_task.get(t) for t in tasks]}
+            for c in ranked[:TOP_K]
+        ],
         "operators": [vars(s) for s in lineage.operator_stats()],
         "errors": {str(g): dict(k) for g, k in lineage.error_kinds().items()},
         "usage": lineage.usage(),
@@ -158,22 +184,37 @@ def _diversity(lineage: Lineage) -> list[dict]:
 
     from generator.campaign.diversity import run_diversity
 
-    return [asdict(row) for row in run_diversity(lineage.run_dir, list(lineage.candidates.values()),
-                                                 lambda c: lineage.code(c.id))]
+    return [
+        asdict(row)
+        for row in run_diversity(lineage.run_dir, list(lineage.candidates.values()), lambda c: lineage.code(c.id))
+    ]
 
 
 def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
     c = lineage.get(cid)
     per = (c.fitness or {}).get("per_task") or {}
     return {
-        "id": c.id, "generation": c.generation, "operator": c.operator, "parents": list(c.parent_ids),
-        "children": lineage.children(cid), "description": c.description or "", "score": c.score,
-        "se": c.se, "runs": c.runs,
+        "id": c.id,
+        "generation": c.generation,
+        "operator": c.operator,
+        "parents": list(c.parent_ids),
+        "children": lineage.children(cid),
+        "description": c.description or "",
+        "score": c.score,
+        "se": c.se,
+        "runs": c.runs,
         "per_task": {t: (v if isinstance(v, dict) else {"score": v}) for t, v in per.items()},
-        "error": c.error, "duplicate_of": c.duplicate_of, "code": lineage.code(cid),
+        "error": c.error,
+        "duplicate_of": c.duplicate_of,
+        "code": lineage.code(cid),
         "diffs": {p: lineage.diff(cid, p) for p in lineage.parents(cid)},
-        "delta": lineage.delta(cid), "improved": lineage.improved(cid), "on_path": on_path,
-        "exchange": c.exchange_id, "timings": c.timings, "novelty": c.novelty, "edit": c.edit,
+        "delta": lineage.delta(cid),
+        "improved": lineage.improved(cid),
+        "on_path": on_path,
+        "exchange": c.exchange_id,
+        "timings": c.timings,
+        "novelty": c.novelty,
+        "edit": c.edit,
     }
 
 
@@ -185,6 +226,7 @@ def _layout(lineage: Lineage) -> dict:
     x: dict[str, float] = {}
     widest = max((len(r) for r in rows.values()), default=1)
     for gen in sorted(rows):
+
         def key(cid: str) -> tuple:
             px = [x[p] for p in lineage.parents(cid) if p in x]
             return (sum(px) / len(px) if px else float("inf"), cid)  # newcomers go to the right
@@ -199,8 +241,13 @@ def _layout(lineage: Lineage) -> dict:
     gens = sorted(rows)
     pos = {cid: [LEFT + DX * x[cid], TOP + DY * gens.index(lineage.get(cid).generation)] for cid in x}
     width = LEFT + DX * widest + 20
-    return {"pos": pos, "colours": _colours(lineage), "width": width, "height": TOP + DY * max(len(gens), 1),
-            "rows": [[g, TOP + DY * i] for i, g in enumerate(gens)]}
+    return {
+        "pos": pos,
+        "colours": _colours(lineage),
+        "width": width,
+        "height": TOP + DY * max(len(gens), 1),
+        "rows": [[g, TOP + DY * i] for i, g in enumerate(gens)],
+    }
 
 
 def _colours(lineage: Lineage) -> dict[str, str]:
@@ -231,16 +278,24 @@ def render_html(data: dict, figures: dict[str, Path]) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     script = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
-           "base-uri 'none'; form-action 'none'")
+    csp = (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
     images = {name: "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode() for name, p in figures.items()}
     return env.get_template("report.html.j2").render(
-        csp=csp, script=script, data_json=_finite(data), images=images,
-        files={name: p.name for name, p in figures.items()}, run=data["run"])
+        csp=csp,
+        script=script,
+        data_json=_finite(data),
+        images=images,
+        files={name: p.name for name, p in figures.items()},
+        run=data["run"],
+    )
 
 
 def _finite(data) -> str:
     """JSON of the data with NaN and infinities as null (JSON has no such numbers)."""
+
     def clean(v):
         if isinstance(v, float) and not math.isfinite(v):
             return None

@@ -93,12 +93,16 @@ def _colour(text: str, on_path: bool, is_best: bool, failed: bool) -> str:
 def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = False) -> str:
     """One candidate in full: header, fitness per task, error, code, prompt and reply, diffs."""
     c = lineage.get(cid)
-    out = [f"{c.id}  generation {c.generation}  operator {c.operator}  parents {', '.join(c.parent_ids) or '-'}",
-           f"description: {safe_text(c.description)}",
-           _score_line(lineage, cid)]
+    out = [
+        f"{c.id}  generation {c.generation}  operator {c.operator}  parents {', '.join(c.parent_ids) or '-'}",
+        f"description: {safe_text(c.description)}",
+        _score_line(lineage, cid),
+    ]
     if c.timings:
-        out.append("timings: " + ", ".join(f"{k} {v:.2f}s" if isinstance(v, (int, float)) else f"{k} {v}"
-                                           for k, v in c.timings.items()))
+        out.append(
+            "timings: "
+            + ", ".join(f"{k} {v:.2f}s" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in c.timings.items())
+        )
     if c.per_task:
         out.append(_section("fitness per task", color))
         per = (c.fitness or {}).get("per_task") or {}
@@ -116,8 +120,10 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
                 out.append(f"  {key}: {safe_text(str(c.error[key]))}")
         if c.error.get("traceback"):
             out.append(safe_text(c.error["traceback"]).rstrip())
-    out += [_section(f"code ({lineage.archive.code_file(c) or 'none'})", color),
-            safe_text(lineage.code(cid) or "(no code)").rstrip()]
+    out += [
+        _section(f"code ({lineage.archive.code_file(c) or 'none'})", color),
+        safe_text(lineage.code(cid) or "(no code)").rstrip(),
+    ]
     if diff and not c.parent_ids:  # asked for, so say why there is none
         out += [_section("diff", color), f"(no parent: a `{c.operator}` candidate is written from scratch)"]
     if diff:
@@ -127,9 +133,12 @@ def render_show(lineage: Lineage, cid: str, diff: bool = False, color: bool = Fa
             out.append(_colour_diff(safe_text(text).rstrip() or "(identical code)", color))
     x = lineage.exchange(cid)
     if x:
-        out += [_section(f"prompt ({x.id}, {x.model}, {x.prompt_tokens} tokens)", color), safe_text(x.prompt).rstrip(),
-                _section(f"reply ({x.completion_tokens} tokens, ${x.cost_usd:.4f}, {x.latency_s or 0:.1f}s)", color),
-                safe_text(x.reply or f"(no reply: {x.error})").rstrip()]
+        out += [
+            _section(f"prompt ({x.id}, {x.model}, {x.prompt_tokens} tokens)", color),
+            safe_text(x.prompt).rstrip(),
+            _section(f"reply ({x.completion_tokens} tokens, ${x.cost_usd:.4f}, {x.latency_s or 0:.1f}s)", color),
+            safe_text(x.reply or f"(no reply: {x.error})").rstrip(),
+        ]
     else:
         out.append(_section("prompt", color) + "\n(no recorded exchange)")
     return "\n".join(out)

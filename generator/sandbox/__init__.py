@@ -4,5 +4,5 @@ Static checks, the host and child processes, the operating-system walls. Imports
 `scoring`; never the LLM, the live GPU layer or the loop (live tasks hand in an oracle factory).
 """
 
-from generator.sandbox.pool import run_job  # noqa: F401
 from generator.sandbox.jobs import Job, JobOutcome, SandboxConfig  # noqa: F401
+from generator.sandbox.pool import run_job  # noqa: F401

@@ -13,10 +13,10 @@ at run time, and `generator.sandbox.refusals.hint_for` says so when a candidate 
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 from abc import ABC, abstractmethod
+
+from generator import parsing
 
 NAMES = ("OptAlg", "StopCriterionReached")
 
@@ -126,8 +126,13 @@ def preimports(source: str, limit: int = 8) -> list[str]:
         return []
     found = []
     for node in ast.walk(tree):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module]
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            else []
+        )
         for name in names:
             if name.split(".")[0] in PREIMPORTABLE and name not in found:
                 found.append(name)

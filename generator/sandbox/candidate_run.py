@@ -5,9 +5,6 @@ prompt can act on. Imported by the sandbox host before the walls go up.
 
 from __future__ import annotations
 
-from generator import parsing
-from generator.errors import printable
-
 import builtins
 import linecache
 import os
@@ -17,6 +14,8 @@ import threading
 import traceback
 import types
 
+from generator import parsing
+from generator.errors import printable
 from generator.sandbox import refusals
 from generator.sandbox.candidate_names import OptAlg as LocalOptAlg
 from generator.sandbox.candidate_names import StopCriterionReached  # ours; fused with Kernel Tuner's when it is loaded
@@ -137,8 +136,10 @@ def describe_error(exc: BaseException, stage: str, source_lines: list[str], memo
     """A structured error fit for an LLM: kind, message, trimmed traceback, offending line."""
     kind = "memory" if isinstance(exc, MemoryError) else "interface" if stage == "construct" else "exception"
     if isinstance(exc, MemoryError):
-        message = (f"MemoryError: the run needed more than its memory limit ({memory_mb} MiB on top of the "
-                   "interpreter); keep fewer or smaller data structures")
+        message = (
+            f"MemoryError: the run needed more than its memory limit ({memory_mb} MiB on top of the "
+            "interpreter); keep fewer or smaller data structures"
+        )
     elif isinstance(exc, SystemExit):
         message = f"the candidate called sys.exit({exc.code!r}); return from __call__ instead"
     else:
@@ -155,8 +156,15 @@ def describe_error(exc: BaseException, stage: str, source_lines: list[str], memo
     line = source_lines[lineno - 1].strip() if lineno and 0 < lineno <= len(source_lines) else None
     # the frames as (line number, function name): the evaluator renders the traceback from them and its
     # own copy of the source (render_traceback), so no text of the candidate's can start a line there
-    return {"t": "error", "kind": kind, "message": message[:600], "line": line, "lineno": lineno,
-            "frames": [[f.lineno, f.name] for f in frames[-8:]], "last": f"{type(exc).__name__}: {exc}"[:600]}
+    return {
+        "t": "error",
+        "kind": kind,
+        "message": message[:600],
+        "line": line,
+        "lineno": lineno,
+        "frames": [[f.lineno, f.name] for f in frames[-8:]],
+        "last": f"{type(exc).__name__}: {exc}"[:600],
+    }
 
 
 def render_traceback(frames, source: str, last) -> str:

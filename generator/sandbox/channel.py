@@ -68,7 +68,7 @@ class RunChannel:
                 raise ProtocolError("oversized message")
             if len(buf) - pos < FRAME.size + arg:
                 break
-            out.append((kind, arg, buf[pos + FRAME.size:pos + FRAME.size + arg]))
+            out.append((kind, arg, buf[pos + FRAME.size : pos + FRAME.size + arg]))
             pos += FRAME.size + arg
         self.buf = buf[pos:]
         return out

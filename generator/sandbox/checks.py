@@ -3,12 +3,11 @@ well-formed hyperparameters. Nothing here executes the candidate's code."""
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import math
 from dataclasses import dataclass, field
 
+from generator import parsing
 from generator.scoring.fitness import CandidateError
 
 HP_TYPES = ("int", "float", "log", "categorical")
@@ -56,8 +55,10 @@ def inspect_source(source: str) -> OptimizerInterface | CandidateError:
     except (ValueError, TypeError) as exc:  # e.g. null bytes in the source
         return CandidateError("syntax", f"{type(exc).__name__}: {exc}")
     except (RecursionError, MemoryError) as exc:  # e.g. thousands of unary minus signs on one line
-        return CandidateError("syntax", f"the code is nested too deeply to compile ({type(exc).__name__}: {exc}); "
-                                        "write flatter expressions")
+        return CandidateError(
+            "syntax",
+            f"the code is nested too deeply to compile ({type(exc).__name__}: {exc}); write flatter expressions",
+        )
     try:
         return _interface(tree)
     except _Fail as fail:
@@ -79,12 +80,18 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
 def _interface(tree: ast.Module) -> OptimizerInterface:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and "__call__" in _methods(n)]
     if not classes:
-        raise _Fail("interface", "no top-level class with a __call__(self, func, searchspace) method; "
-                                 "define exactly one optimizer class")
+        raise _Fail(
+            "interface",
+            "no top-level class with a __call__(self, func, searchspace) method; define exactly one optimizer class",
+        )
     if len(classes) > 1:
         names = ", ".join(c.name for c in classes)
-        raise _Fail("interface", f"{len(classes)} classes define __call__ ({names}); keep exactly one optimizer class "
-                                 "and turn the others into plain helpers", classes[1])
+        raise _Fail(
+            "interface",
+            f"{len(classes)} classes define __call__ ({names}); keep exactly one optimizer class "
+            "and turn the others into plain helpers",
+            classes[1],
+        )
     cls = classes[0]
     methods = _methods(cls)
     call = methods["__call__"]
@@ -103,8 +110,11 @@ def _check_call(call: ast.FunctionDef) -> None:
         raise _Fail("interface", "__call__ must take (self, func, searchspace)", call)
     required = len(positional) - len(a.defaults)
     if required > 3:
-        raise _Fail("interface", f"__call__ requires {required - 1} arguments besides self; "
-                                 "it is called as __call__(func, searchspace)", call)
+        raise _Fail(
+            "interface",
+            f"__call__ requires {required - 1} arguments besides self; it is called as __call__(func, searchspace)",
+            call,
+        )
     if any(d is None for d in a.kw_defaults):
         raise _Fail("interface", "__call__ has keyword-only arguments without defaults", call)
 
@@ -117,33 +127,51 @@ def _check_init(init: ast.FunctionDef | None, hps: dict) -> tuple[tuple[str, ...
     required = len(positional) - len(a.defaults)
     if required > 1:
         missing = [p.arg for p in positional[1:required]]
-        raise _Fail("interface", f"__init__ arguments {missing} have no default; the optimizer is built as "
-                                 "Cls(budget=..., **hyperparameters), so give every argument a default", init)
+        raise _Fail(
+            "interface",
+            f"__init__ arguments {missing} have no default; the optimizer is built as "
+            "Cls(budget=..., **hyperparameters), so give every argument a default",
+            init,
+        )
     if any(d is None for d in a.kw_defaults):
         raise _Fail("interface", "__init__ has keyword-only arguments without defaults", init)
     names = tuple(p.arg for p in a.args[1:] + a.kwonlyargs)
     varkw = a.kwarg is not None
     for name in hps:
         if name not in names and not varkw:
-            raise _Fail("interface", f"hyperparameter {name!r} is declared but __init__ does not accept it; "
-                                     f"add {name}=<default> to __init__", init)
+            raise _Fail(
+                "interface",
+                f"hyperparameter {name!r} is declared but __init__ does not accept it; "
+                f"add {name}=<default> to __init__",
+                init,
+            )
     return names, varkw
 
 
 def _hyperparameters(cls: ast.ClassDef) -> dict:
     node = None
     for stmt in cls.body:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hyperparameters" for t in stmt.targets):
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "hyperparameters" for t in stmt.targets
+        ):
             node = stmt
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "hyperparameters":
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == "hyperparameters"
+        ):
             node = stmt
     if node is None or node.value is None:
         return {}
     try:
         hps = ast.literal_eval(node.value)
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
-        raise _Fail("interface", "hyperparameters must be a literal dict (no names or calls): "
-                                 "{'name': {'type': 'int', 'low': 1, 'high': 10, 'default': 4}}", node) from None
+        raise _Fail(
+            "interface",
+            "hyperparameters must be a literal dict (no names or calls): "
+            "{'name': {'type': 'int', 'low': 1, 'high': 10, 'default': 4}}",
+            node,
+        ) from None
     if not isinstance(hps, dict):
         raise _Fail("interface", "hyperparameters must be a dict of name -> {type, low/high or choices, default}", node)
     for name, hp in hps.items():
@@ -213,8 +241,10 @@ def _scalar_problem(value) -> str | None:
         return None if math.isfinite(value) else f"{value!r} is not a finite number"
     if isinstance(value, str):
         return None if len(value) <= MAX_TEXT else f"a string of {len(value)} characters (at most {MAX_TEXT})"
-    return (f"a value of type {type(value).__name__} ({_short(value)}); values must be numbers, "
-            "short strings, booleans or None")
+    return (
+        f"a value of type {type(value).__name__} ({_short(value)}); values must be numbers, "
+        "short strings, booleans or None"
+    )
 
 
 def _short(value) -> str:

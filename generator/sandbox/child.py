@@ -26,8 +26,8 @@ import sys
 
 from generator.sandbox.candidate_run import run_candidate
 from generator.sandbox.root_fs import enter_allowlist_root
-from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
 from generator.sandbox.streams import read_exact, send_json
+from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
 
 _VIEW = "refused: not a host"  # how the host's view of the installation was made (view.enter_view)
 
@@ -40,8 +40,11 @@ def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int,
     workdir = os.path.join(job["workdir"], f"run{k}")
     keep, hidden = job.pop("keep"), job.pop("hidden")  # the candidate needs neither list
     if prot.held.get("namespaces") and iso.mount_private_root(prot):
-        workdir = enter_allowlist_root(keep, hidden, job["scratch_mb"], prot) or _cover_paths(
-            keep, hidden, job["scratch_mb"], prot) or workdir
+        workdir = (
+            enter_allowlist_root(keep, hidden, job["scratch_mb"], prot)
+            or _cover_paths(keep, hidden, job["scratch_mb"], prot)
+            or workdir
+        )
         prot.mark("mount_namespace", True)
     if prot.held.get("ipc_namespace"):
         cap_ipc(job["scratch_mb"], prot)
@@ -171,7 +174,7 @@ def main() -> None:
         job = pickle.loads(read_exact(ctl_in, struct.unpack("<i", header)[0]))  # trusted: from the evaluator
         if job.get("preimport_kernel_tuner"):
             try:
-                import kernel_tuner.strategies.wrapper  # noqa: F401
+                import kernel_tuner.strategies.wrapper
                 import kernel_tuner.util  # noqa: F401
             except Exception:
                 pass

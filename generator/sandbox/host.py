@@ -31,12 +31,19 @@ import time
 from generator.sandbox import isolation
 from generator.sandbox.candidate_names import preimports
 from generator.sandbox.candidate_run import render_traceback
+from generator.sandbox.channel import ProtocolError, RunChannel
+from generator.sandbox.jobs import (
+    Job,
+    JobOutcome,
+    RunOutcome,
+    SandboxError,
+    child_env,
+    default_hidden_paths,
+    interpreter_paths,
+)
+from generator.sandbox.streams import ANSWER, FRAME, OutputTail, spec_key, write_all
 from generator.scoring.fitness import ERROR_KINDS, CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
-from generator.sandbox.jobs import Job, JobOutcome, RunOutcome, SandboxError, child_env, default_hidden_paths, interpreter_paths
-from generator.sandbox.channel import ProtocolError, RunChannel
-from generator.sandbox.streams import ANSWER, FRAME
-from generator.sandbox.streams import OutputTail, spec_key, write_all
 
 _BOOT = "import sys; from generator.sandbox.child import main; main()"
 MAX_IDLE_HOSTS = 8
@@ -72,9 +79,15 @@ class Host:
         child_fds = [ctl_down_r.fileno(), ctl_up_w]
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, *map(str, child_fds)], stdin=subprocess.DEVNULL,
-                stdout=out_w, stderr=out_w, pass_fds=child_fds, cwd=self.workdir,
-                env=child_env(self.workdir), start_new_session=True)
+                [sys.executable, "-c", _BOOT, *map(str, child_fds)],
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=child_fds,
+                cwd=self.workdir,
+                env=child_env(self.workdir),
+                start_new_session=True,
+            )
         finally:
             ctl_down_r.close()
             for fd in (ctl_up_w, out_w):
@@ -149,8 +162,10 @@ class Host:
         try:
             error = self._loop(sel)
         except ProtocolError as exc:
-            error = self._error("killed", f"the candidate broke the sandbox protocol ({exc}); "
-                                          "only call func(config) and return from __call__")
+            error = self._error(
+                "killed",
+                f"the candidate broke the sandbox protocol ({exc}); only call func(config) and return from __call__",
+            )
         except SandboxError:
             self.kill()
             raise
@@ -159,8 +174,9 @@ class Host:
             sel.close()
         if not self.idle:
             self.kill()
-        self.reusable = self.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces")
-                                                           for r in self.runs)
+        self.reusable = (
+            self.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces") for r in self.runs)
+        )
         self.output.drain(self.out)
         return JobOutcome(self.runs, error, self.output.text(), time.monotonic() - self.t0)
 
@@ -201,15 +217,22 @@ class Host:
 
     def _payload(self) -> dict:
         job, cfg = self.job, self.cfg
-        limits = isolation.Limits(cpu_s=int(cfg.timeout_s) + 5, memory_mb=cfg.memory_mb, nproc=cfg.nproc,
-                                  file_mb=cfg.file_mb)
+        limits = isolation.Limits(
+            cpu_s=int(cfg.timeout_s) + 5, memory_mb=cfg.memory_mb, nproc=cfg.nproc, file_mb=cfg.file_mb
+        )
         used = sorted({r[0] for r in job.runs})
         return {
-            "source": job.source, "class_name": job.class_name, "init_kwargs": job.init_kwargs,
+            "source": job.source,
+            "class_name": job.class_name,
+            "init_kwargs": job.init_kwargs,
             "specs": {i: (spec_key(job.tasks[i].space), job.tasks[i].space) for i in used},
-            "runs": list(job.runs), "limits": limits, "isolate": cfg.isolate,
-            "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths), "keep": interpreter_paths(),
-            "workdir": self.workdir, "scratch_mb": cfg.scratch_mb,
+            "runs": list(job.runs),
+            "limits": limits,
+            "isolate": cfg.isolate,
+            "hidden": default_hidden_paths(job.tasks, cfg.hidden_paths),
+            "keep": interpreter_paths(),
+            "workdir": self.workdir,
+            "scratch_mb": cfg.scratch_mb,
             "preimport_kernel_tuner": "kernel_tuner" in job.source,
             "preimport": preimports(job.source),
             # whether runs are seeded (the host imports the seeding module before the walls); the seeds
@@ -246,8 +269,8 @@ class Host:
             _, n = FRAME.unpack_from(self.ctl_buf)
             if len(self.ctl_buf) < FRAME.size + n:
                 break
-            msg = json.loads(self.ctl_buf[FRAME.size:FRAME.size + n])
-            self.ctl_buf = self.ctl_buf[FRAME.size + n:]
+            msg = json.loads(self.ctl_buf[FRAME.size : FRAME.size + n])
+            self.ctl_buf = self.ctl_buf[FRAME.size + n :]
             self._on_host_message(msg)
 
     def _on_host_message(self, msg: dict) -> None:
@@ -354,8 +377,10 @@ class Host:
         elif kind == "setup-error":
             if self.run_state:  # after "start" only the candidate can have written it
                 raise ProtocolError("forged set-up message")
-            raise SandboxError(f"the sandbox could not set up run {self.k}: {str(msg.get('message'))[:300]}; "
-                               "try SandboxConfig(isolate=False) and report the message")
+            raise SandboxError(
+                f"the sandbox could not set up run {self.k}: {str(msg.get('message'))[:300]}; "
+                "try SandboxConfig(isolate=False) and report the message"
+            )
         else:
             raise ProtocolError(f"unknown message {kind!r}")
 
@@ -405,14 +430,22 @@ class Host:
     def _timeout_error(self) -> CandidateError:
         if not self.ready:
             self.kill()
-            raise SandboxError(f"the sandbox host did not start within {self.cfg.startup_s:g} s "
-                               f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}")
+            raise SandboxError(
+                f"the sandbox host did not start within {self.cfg.startup_s:g} s "
+                f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}"
+            )
         if not self.run_state.get("answered"):
-            return self._error("timeout", f"the run did not evaluate anything within {self.cfg.timeout_s:g} s of "
-                                          "wall-clock time; call func early, and keep the work per evaluation small")
-        return self._error("timeout", f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
-                                      "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
-                                      "and keep the work per evaluation small")
+            return self._error(
+                "timeout",
+                f"the run did not evaluate anything within {self.cfg.timeout_s:g} s of "
+                "wall-clock time; call func early, and keep the work per evaluation small",
+            )
+        return self._error(
+            "timeout",
+            f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
+            "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
+            "and keep the work per evaluation small",
+        )
 
     def _status_error(self, status) -> tuple[str, str]:
         if status is None or status < 0:
@@ -428,5 +461,7 @@ class Host:
                 return "killed", "the run was killed by SIGKILL (the kernel's out-of-memory killer, or a kill signal)"
             return "killed", f"the run crashed with {name} (a native crash, e.g. through ctypes or a C extension)"
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-        return "killed", (f"the candidate's process exited (status {code}) before its __call__ returned "
-                          "(os._exit, or sys.exit in a thread); return from __call__ instead")
+        return "killed", (
+            f"the candidate's process exited (status {code}) before its __call__ returned "
+            "(os._exit, or sys.exit in a thread); return from __call__ instead"
+        )

@@ -36,6 +36,8 @@ UID_BASE, UID_SPAN = 2_000_000_000, 1 << 27  # below 2**31: some tools read uids
 def fresh_uid() -> int:
     """An unused uid for one run, independent of anything a run can observe or influence."""
     return UID_BASE + int.from_bytes(os.urandom(4), "little") % UID_SPAN
+
+
 # Directories anyone may write to: each gets a private, size-capped tmpfs so that nothing a
 # candidate writes there survives the run or is seen by another run.
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
@@ -117,9 +119,11 @@ def _namespace_id(kind: str) -> int | None:
 def _map_user_ns(uid: int, gid: int) -> None:
     """Keep the caller's own uid and gid inside its new user namespace (not root there: setuid(0)
     fails); the capabilities the namespace grants for mounting are dropped before the candidate runs."""
+
     def write(path, text):
         with open(path, "w") as fh:
             fh.write(text)
+
     try:
         write("/proc/self/setgroups", "deny")
     except OSError:
@@ -130,7 +134,10 @@ def _map_user_ns(uid: int, gid: int) -> None:
 
 def mount(src, target, fstype, flags, data=None) -> None:
     """mount(2) through libc; raises OSError naming the target."""
-    enc = (lambda s: None if s is None else s.encode())
+
+    def enc(s):
+        return None if s is None else s.encode()
+
     check_call(libc().mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
@@ -307,12 +314,12 @@ def drop_privileges(uid: int | None, prot: Protections) -> None:
 
 def _drop_capabilities(prot: Protections) -> None:
     """Empty the capability sets (matters inside a user namespace, where we are 'root')."""
+
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
     class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
     for cap in range(64):  # the bounding set, so that exec cannot regain any
         libc().prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)

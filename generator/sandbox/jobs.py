@@ -144,8 +144,10 @@ def interpreter_paths() -> list[str]:
     # an installed package's directory lies inside the kept site-packages: it is covered there (it is
     # among the hidden paths), so keeping its site-packages does not expose it
     project = () if INSTALLED else (PROJECT_ROOT,)
-    never = [os.path.realpath(p) for p in ("/", "/root", "/home", Path.home(), *project, "/tmp", "/var/tmp",
-                                           "/dev/shm", "/run/lock")]
+    never = [
+        os.path.realpath(p)
+        for p in ("/", "/root", "/home", Path.home(), *project, "/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+    ]
     return sorted(k for k in keep if not any(_within(n, k) for n in never))
 
 
@@ -174,10 +176,19 @@ def child_env(workdir: str) -> dict:
     """A whitelisted environment: nothing of the caller's (API keys, tokens) gets through."""
     py_path = [p for p in sys.path if p and os.path.isdir(p) and not p.endswith(".zip")]
     return {
-        "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-        "HOME": workdir, "TMPDIR": workdir, "PYTHONPATH": os.pathsep.join(py_path),
-        "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-        "NUMEXPR_NUM_THREADS": "1", "TUNESMITH_SANDBOX": "1",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "PYTHONPATH": os.pathsep.join(py_path),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+        "TUNESMITH_SANDBOX": "1",
         "MALLOC_ARENA_MAX": "2",  # each thread of a run would otherwise reserve a 64 MiB arena of its address space
     }

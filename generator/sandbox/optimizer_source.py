@@ -8,13 +8,12 @@ and numpy (and scipy). Candidate code is untrusted until it is exported: nothing
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import json
 import sys
 from dataclasses import dataclass
 
+from generator import parsing
 from generator.errors import TunesmithError
 
 ALLOWED_IMPORTS = {"numpy", "scipy", "kernel_tuner"}  # besides the standard library (what the sandbox allows)
@@ -38,9 +37,14 @@ def parse_optimizer(source: str, origin: str = "candidate") -> OptimizerCode:
     try:
         tree = parsing.parse(source)
     except SyntaxError as exc:
-        raise ExportError(f"{origin}: code does not parse (line {exc.lineno}: {exc.msg}); export a candidate that ran") from None
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
-               and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)]
+        raise ExportError(
+            f"{origin}: code does not parse (line {exc.lineno}: {exc.msg}); export a candidate that ran"
+        ) from None
+    classes = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.ClassDef) and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)
+    ]
     if not classes:
         raise ExportError(f"{origin}: no class with __call__(self, func, searchspace); it is not an optimizer")
     cls = classes[-1]
@@ -50,17 +54,24 @@ def parse_optimizer(source: str, origin: str = "candidate") -> OptimizerCode:
         try:
             hyperparameters = ast.literal_eval(hp_node)
         except ValueError:
-            raise ExportError(f"{origin}: {cls.name}.hyperparameters is not a literal dict; write it as plain data") from None
+            raise ExportError(
+                f"{origin}: {cls.name}.hyperparameters is not a literal dict; write it as plain data"
+            ) from None
     return OptimizerCode(cls.name, hyperparameters, ast.get_docstring(cls) or "")
 
 
 def _hyperparameters_node(cls: ast.ClassDef) -> ast.expr | None:
     for stmt in cls.body:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "hyperparameters"
-                                                for t in stmt.targets):
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "hyperparameters" for t in stmt.targets
+        ):
             return stmt.value
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
-                and stmt.target.id == "hyperparameters" and stmt.value is not None:
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id == "hyperparameters"
+            and stmt.value is not None
+        ):
             return stmt.value
     return None
 
@@ -79,8 +90,13 @@ def with_defaults(source: str, values: dict) -> str:
         return source
     tree = parsing.parse(source)
     info = parse_optimizer(source)
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == info.class_name
-               and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body))
+    cls = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.ClassDef)
+        and n.name == info.class_name
+        and any(isinstance(b, ast.FunctionDef) and b.name == "__call__" for b in n.body)
+    )
     edits = []  # (node, new literal)
     hp = _hyperparameters_node(cls)
     if isinstance(hp, ast.Dict):
@@ -93,7 +109,7 @@ def with_defaults(source: str, values: dict) -> str:
     init = next((b for b in cls.body if isinstance(b, ast.FunctionDef) and b.name == "__init__"), None)
     if init is not None:
         args = init.args.posonlyargs + init.args.args
-        for arg, default in zip(args[len(args) - len(init.args.defaults):], init.args.defaults):
+        for arg, default in zip(args[len(args) - len(init.args.defaults) :], init.args.defaults):
             if arg.arg in values:
                 edits.append((default, values[arg.arg]))
         for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults):
@@ -134,17 +150,20 @@ def check_imports(source: str, origin: str = "candidate") -> None:
         for name in names:
             top = name.split(".")[0]
             if top not in sys.stdlib_module_names and top not in ALLOWED_IMPORTS:
-                raise ExportError(f"{origin}: imports {name!r}; exported modules may use only the standard "
-                                  "library, numpy, scipy and Kernel Tuner; remove that import from the candidate")
+                raise ExportError(
+                    f"{origin}: imports {name!r}; exported modules may use only the standard "
+                    "library, numpy, scipy and Kernel Tuner; remove that import from the candidate"
+                )
 
 
 def split_docstring(source: str) -> tuple[str, str]:
     """The source without its module docstring, and that docstring (it moves into the module's own)."""
     tree = parsing.parse(source)
     first = tree.body[0] if tree.body else None
-    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)):
+    if not (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    ):
         return source.strip("\n"), ""
     lines = source.splitlines(keepends=True)
-    rest = lines[:first.lineno - 1] + lines[first.end_lineno:]
+    rest = lines[: first.lineno - 1] + lines[first.end_lineno :]
     return "".join(rest).strip("\n"), first.value.value

@@ -15,17 +15,27 @@ from __future__ import annotations
 
 import sys
 
-SANDBOX_RULES = ("candidates run without network, subprocesses or files outside their own working "
-                 "directory; compute everything in memory from func and searchspace")
+SANDBOX_RULES = (
+    "candidates run without network, subprocesses or files outside their own working "
+    "directory; compute everything in memory from func and searchspace"
+)
 
 # audit event -> what it is, in the message
 REFUSED_EVENTS = {
-    "subprocess.Popen": "starting a subprocess", "os.system": "starting a subprocess",
-    "os.exec": "starting a program", "os.posix_spawn": "starting a program", "os.spawn": "starting a program",
-    "os.fork": "forking a process (multiprocessing included)", "os.forkpty": "forking a process",
-    "socket.connect": "network access", "socket.getaddrinfo": "network access",
-    "socket.gethostbyname": "network access", "socket.gethostbyaddr": "network access",
-    "socket.sendto": "network access", "socket.sendmsg": "network access", "socket.bind": "network access",
+    "subprocess.Popen": "starting a subprocess",
+    "os.system": "starting a subprocess",
+    "os.exec": "starting a program",
+    "os.posix_spawn": "starting a program",
+    "os.spawn": "starting a program",
+    "os.fork": "forking a process (multiprocessing included)",
+    "os.forkpty": "forking a process",
+    "socket.connect": "network access",
+    "socket.getaddrinfo": "network access",
+    "socket.gethostbyname": "network access",
+    "socket.gethostbyaddr": "network access",
+    "socket.sendto": "network access",
+    "socket.sendmsg": "network access",
+    "socket.bind": "network access",
 }
 
 # errno values of refused operations: EPERM, ENOENT, EAGAIN (process limit), EACCES, EROFS, ENOLCK (file
@@ -56,28 +66,41 @@ def hint_for(exc: BaseException) -> str:
     if isinstance(exc, SandboxRefusal) or SANDBOX_RULES in str(exc):
         return ""  # says it already
     if isinstance(exc, NameError) and name in ("MyOptimizer", "Optimizer", "BaseOptimizer"):
-        return (f"{name} is only the prompt's example and does not exist at run time; define your own "
-                "class (it may subclass OptAlg, which is predefined, or nothing)")
+        return (
+            f"{name} is only the prompt's example and does not exist at run time; define your own "
+            "class (it may subclass OptAlg, which is predefined, or nothing)"
+        )
     if isinstance(exc, NameError) and name:
         return f"define or import {name} before using it; only OptAlg and StopCriterionReached are predefined"
     if isinstance(exc, ModuleNotFoundError) and (name or "").split(".")[0] in PROJECT_PACKAGES:
-        return ("Tunesmith's own packages (generator, and the exported winners in generated_algorithms) cannot "
-                "be imported: a candidate is scored for its own search; write it with the standard library, numpy "
-                "or scipy")
+        return (
+            "Tunesmith's own packages (generator, and the exported winners in generated_algorithms) cannot "
+            "be imported: a candidate is scored for its own search; write it with the standard library, numpy "
+            "or scipy"
+        )
     if isinstance(exc, ModuleNotFoundError):
-        return ("that module is not installed here; use the standard library, numpy or scipy "
-                "(OptAlg and StopCriterionReached need no import)")
+        return (
+            "that module is not installed here; use the standard library, numpy or scipy "
+            "(OptAlg and StopCriterionReached need no import)"
+        )
     if isinstance(exc, AttributeError) and name == "budget_spent_fraction":
         return "budget_spent_fraction is an attribute of func (func.budget_spent_fraction), not of the optimizer"
     if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__module__ == "candidate":
         return f"the class uses self.{name} but never defines it; define it (a method or attribute) or remove the use"
     if isinstance(exc, ValueError) and "must be 1-dimensional" in str(exc):
-        return ("np.random.choice cannot pick from a list of configurations (tuples); use random.choice(the_list) "
-                "or pick an index with np.random.randint(len(the_list))")
+        return (
+            "np.random.choice cannot pick from a list of configurations (tuples); use random.choice(the_list) "
+            "or pick an index with np.random.randint(len(the_list))"
+        )
     if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)).__name__ in ("SearchSpace", "SeededSpace"):
-        return ("searchspace offers tune_params, get_random_sample, get_neighbors and is_param_config_valid; the "
-                "prompt's statistics are for reading, not attributes; write other helpers yourself")
-    if isinstance(exc, OSError) and (isinstance(exc, (FileNotFoundError, PermissionError, ConnectionError))
-                                     or exc.errno in _REFUSED_ERRNOS or "urlopen" in str(exc)):
+        return (
+            "searchspace offers tune_params, get_random_sample, get_neighbors and is_param_config_valid; the "
+            "prompt's statistics are for reading, not attributes; write other helpers yourself"
+        )
+    if isinstance(exc, OSError) and (
+        isinstance(exc, (FileNotFoundError, PermissionError, ConnectionError))
+        or exc.errno in _REFUSED_ERRNOS
+        or "urlopen" in str(exc)
+    ):
         return f"this is refused in the sandbox: {SANDBOX_RULES}"
     return ""

@@ -23,8 +23,20 @@ import os
 import platform
 import sys
 
-from generator.sandbox.isolation import (MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REC, MS_REMOUNT,
-                                         Protections, check_call, libc, mount, open_paths)
+from generator.sandbox.isolation import (
+    MS_BIND,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    Protections,
+    check_call,
+    libc,
+    mount,
+    open_paths,
+)
 
 MNT_DETACH = 2
 MS_NOATIME, MS_NODIRATIME = 1024, 2048
@@ -36,8 +48,12 @@ OLD_ROOT = "/.old-root"
 # What the dynamic loader searches by default; shared libraries only, no data of the user's.
 LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
 DEVICES = ("null", "zero", "full", "random", "urandom")
-DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
-             "stderr": "/proc/self/fd/2"}
+DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
 
 
 def enter_allowlist_root(keep, hidden, scratch_mb: int, prot: Protections, devices=()) -> str | None:
@@ -136,8 +152,13 @@ def _bind_read_only(fd: int, target: str) -> None:
 def _locked_flags(path: str) -> int:
     """nosuid/nodev/noexec/noatime of the mount at `path`: a remount inside a user namespace must keep them."""
     f = os.statvfs(path).f_flag
-    pairs = ((ST_NOSUID, MS_NOSUID), (ST_NODEV, MS_NODEV), (ST_NOEXEC, MS_NOEXEC), (ST_NOATIME, MS_NOATIME),
-             (ST_NODIRATIME, MS_NODIRATIME))
+    pairs = (
+        (ST_NOSUID, MS_NOSUID),
+        (ST_NODEV, MS_NODEV),
+        (ST_NOEXEC, MS_NOEXEC),
+        (ST_NOATIME, MS_NOATIME),
+        (ST_NODIRATIME, MS_NODIRATIME),
+    )
     return sum(ms for st, ms in pairs if f & st)
 
 

@@ -55,7 +55,7 @@ class OutputTail:
             take = self.half - len(self.head)
             self.head += data[:take]
             data = data[take:]
-        self.tail = (self.tail + data)[-self.half:]
+        self.tail = (self.tail + data)[-self.half :]
 
     def read(self, fd: int, sel) -> None:
         try:
@@ -82,10 +82,10 @@ class OutputTail:
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
-_SPEC_KEYS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SPEC_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def spec_key(spec) -> str:

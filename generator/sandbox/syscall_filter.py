@@ -31,8 +31,14 @@ import platform
 import struct
 
 from generator.sandbox.isolation import Protections, libc
-from generator.sandbox.shared_state import FUTEX_CMD_MASK, FUTEX_PRIVATE_FLAG, FUTEX_WAIT, FUTEX_WAIT_BITSET, Rule, \
-    shared_state_refusals
+from generator.sandbox.shared_state import (
+    FUTEX_CMD_MASK,
+    FUTEX_PRIVATE_FLAG,
+    FUTEX_WAIT,
+    FUTEX_WAIT_BITSET,
+    Rule,
+    shared_state_refusals,
+)
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
@@ -44,12 +50,38 @@ KEYCTL_JOIN_SESSION_KEYRING = 1
 CLONE_NS_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
 # (audit arch, system call numbers) per machine
 ABI = {
-    "x86_64": (0xC000003E, {"memfd_create": 319, "memfd_secret": 447, "add_key": 248, "request_key": 249,
-                            "keyctl": 250, "unshare": 272, "setns": 308, "clone": 56, "clone3": 435,
-                            "shmget": 29, "msgget": 68}),
-    "aarch64": (0xC00000B7, {"memfd_create": 279, "memfd_secret": 447, "add_key": 217, "request_key": 218,
-                             "keyctl": 219, "unshare": 97, "setns": 268, "clone": 220, "clone3": 435,
-                             "shmget": 194, "msgget": 186}),
+    "x86_64": (
+        0xC000003E,
+        {
+            "memfd_create": 319,
+            "memfd_secret": 447,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+            "unshare": 272,
+            "setns": 308,
+            "clone": 56,
+            "clone3": 435,
+            "shmget": 29,
+            "msgget": 68,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "memfd_create": 279,
+            "memfd_secret": 447,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+            "unshare": 97,
+            "setns": 268,
+            "clone": 220,
+            "clone3": 435,
+            "shmget": 194,
+            "msgget": 186,
+        },
+    ),
 }
 REFUSED = ("memfd_create", "memfd_secret", "add_key", "request_key", "keyctl", "unshare", "setns")
 SYSV = ("shmget", "msgget")  # refused too where the IPC namespace's limits could not be set (a user namespace)
@@ -74,8 +106,13 @@ def filter_program(machine: str, refuse_sysv: bool = False) -> bytes:
         block = _rule_block(rule)  # ends in a return: the accumulator need not hold the number again
         prog += [_insn(JEQ, number, 0, len(block))] + block
     prog += [_insn(JEQ, nr["clone3"], 0, 1), _insn(RET, RET_ERRNO | errno.ENOSYS)]
-    prog += [_insn(JEQ, nr["clone"], 0, 3), _insn(LD_ABS_W, 16), _insn(JSET, CLONE_NS_FLAGS, 0, 1),
-             _insn(RET, eperm), _insn(RET, RET_ALLOW)]
+    prog += [
+        _insn(JEQ, nr["clone"], 0, 3),
+        _insn(LD_ABS_W, 16),
+        _insn(JSET, CLONE_NS_FLAGS, 0, 1),
+        _insn(RET, eperm),
+        _insn(RET, RET_ALLOW),
+    ]
     return b"".join(prog)
 
 
@@ -86,8 +123,15 @@ def _rule_block(rule: Rule) -> list[bytes]:
         return [refuse]
     load = _insn(LD_ABS_W, ARGS + 8 * rule.arg)
     if rule.futex:  # private operations and waits pass; a shared wake, requeue or PI operation does not
-        return [load, _insn(JSET, FUTEX_PRIVATE_FLAG, 3, 0), _insn(AND, FUTEX_CMD_MASK),
-                _insn(JEQ, FUTEX_WAIT, 1, 0), _insn(JEQ, FUTEX_WAIT_BITSET, 0, 1), allow, refuse]
+        return [
+            load,
+            _insn(JSET, FUTEX_PRIVATE_FLAG, 3, 0),
+            _insn(AND, FUTEX_CMD_MASK),
+            _insn(JEQ, FUTEX_WAIT, 1, 0),
+            _insn(JEQ, FUTEX_WAIT_BITSET, 0, 1),
+            allow,
+            refuse,
+        ]
     if rule.bits:
         return [load, _insn(JSET, rule.bits, 0, 1), refuse, allow]
     checks = [_insn(JEQ, v, len(rule.values) - i, 0) for i, v in enumerate(rule.values)]
@@ -126,7 +170,9 @@ def join_fresh_keyring(prot: Protections) -> None:
 def cap_ipc(scratch_mb: int, prot: Protections) -> None:
     """Small SysV IPC limits in the run's own IPC namespace (its segments live outside RLIMIT_AS)."""
     page = os.sysconf("SC_PAGE_SIZE")
-    wanted = dict(IPC_SYSCTLS, **{"kernel/shmmax": str(scratch_mb << 20), "kernel/shmall": str((scratch_mb << 20) // page)})
+    wanted = dict(
+        IPC_SYSCTLS, **{"kernel/shmmax": str(scratch_mb << 20), "kernel/shmall": str((scratch_mb << 20) // page)}
+    )
     failed = []
     for key, value in wanted.items():
         try:

@@ -38,19 +38,50 @@ import sysconfig
 import time
 from importlib import metadata
 
-from generator.sandbox.isolation import CLONE_NEWNS, CLONE_NEWUSER, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, \
-    _map_user_ns, check_call, libc, mount
+from generator.sandbox.isolation import (
+    CLONE_NEWNS,
+    CLONE_NEWUSER,
+    MS_BIND,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    _map_user_ns,
+    check_call,
+    libc,
+    mount,
+)
 from generator.sandbox.optimizer_source import ALLOWED_IMPORTS
 
 # What a candidate may import beside the standard library (ALLOWED_IMPORTS: numpy, scipy and Kernel Tuner, a
 # strategy's `kernel_tuner.util` and `strategies.common`; their distributions have the same names), with the
 # distributions Kernel Tuner imports when loaded. Kernel Tuner's optional requirements (pandas, scikit-learn,
 # pymoo) are left out: 0.3 GB more per host.
-CANDIDATE_DISTRIBUTIONS = (*sorted(ALLOWED_IMPORTS), "python-constraint2", "jsonschema", "jsonschema-specifications",
-                           "referencing", "rpds-py", "attrs", "xmltodict", "packaging", "typing_extensions")
+CANDIDATE_DISTRIBUTIONS = (
+    *sorted(ALLOWED_IMPORTS),
+    "python-constraint2",
+    "jsonschema",
+    "jsonschema-specifications",
+    "referencing",
+    "rpds-py",
+    "attrs",
+    "xmltodict",
+    "packaging",
+    "typing_extensions",
+)
 PROJECT_DISTRIBUTION = "tunesmith"
-STDLIB_LEFT_OUT = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages",
-                   "dist-packages", "config-", "_tkinter")  # _tkinter's extension alone loads Tk and X11
+STDLIB_LEFT_OUT = (
+    "test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "ensurepip",
+    "lib2to3",
+    "site-packages",
+    "dist-packages",
+    "config-",
+    "_tkinter",
+)  # _tkinter's extension alone loads Tk and X11
 SYSTEM_FILES = ("/etc/ld.so.cache", "/usr/lib/locale/C.utf8")
 LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
 READY = "TUNESMITH_VIEW"  # set in the environment of the restarted host: "held <MB> <s>" or "refused <why>"
@@ -185,7 +216,9 @@ class _View:
         """The shared libraries the copied executables and extension modules need, transitively."""
         cache = _loader_cache()
         exe = os.path.realpath(sys.executable)
-        todo = [f for f in self.files if (f == exe or f.endswith(".so") or ".so." in os.path.basename(f)) and _is_elf(f)]
+        todo = [
+            f for f in self.files if (f == exe or f.endswith(".so") or ".so." in os.path.basename(f)) and _is_elf(f)
+        ]
         seen = set(todo)
         while todo:
             path = todo.pop()
@@ -238,7 +271,7 @@ def _dynamic(path: str) -> tuple[list[str], list[str], str | None]:
 def _parse_dynamic(data, path: str) -> tuple[list[str], list[str], str | None]:
     if data[4] != 2 or data[5] != 1:  # 64-bit little-endian only (x86_64, aarch64)
         return [], [], None
-    phoff, = struct.unpack_from("<Q", data, 32)
+    (phoff,) = struct.unpack_from("<Q", data, 32)
     phentsize, phnum = struct.unpack_from("<HH", data, 54)
     loads, dynamic, interp = [], None, None
     for i in range(phnum):
@@ -248,7 +281,7 @@ def _parse_dynamic(data, path: str) -> tuple[list[str], list[str], str | None]:
         elif ptype == 2:
             dynamic = (off, filesz)
         elif ptype == 3:
-            interp = bytes(data[off:off + filesz]).rstrip(b"\0").decode()
+            interp = bytes(data[off : off + filesz]).rstrip(b"\0").decode()
     if dynamic is None:
         return [], [], interp
     entries = [struct.unpack_from("<qQ", data, dynamic[0] + 16 * i) for i in range(dynamic[1] // 16)]
@@ -258,10 +291,15 @@ def _parse_dynamic(data, path: str) -> tuple[list[str], list[str], str | None]:
         return [], [], interp
 
     def string(at):
-        return bytes(data[base + at:data.find(b"\0", base + at)]).decode()
+        return bytes(data[base + at : data.find(b"\0", base + at)]).decode()
 
     needed = [string(v) for t, v in entries if t == 1]
     origin = os.path.dirname(os.path.realpath(path))
-    search = [d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
-              for t, v in entries if t in (15, 29) for d in string(v).split(":") if d]
+    search = [
+        d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
+        for t, v in entries
+        if t in (15, 29)
+        for d in string(v).split(":")
+        if d
+    ]
     return needed, search, interp

@@ -44,9 +44,11 @@ def run_behaviour(valid: np.ndarray, values: np.ndarray, rows: np.ndarray, minim
     changed_incumbent = (configs[1:] != configs[best_at[1:]]).sum(axis=1)
     final = configs[int(np.argmin(vals))]  # the first evaluation of the best value found
     spread = float(np.mean((configs != final).sum(axis=1) / n_params))
-    return {"local": float(np.mean(changed_incumbent == 1)),
-            "jumps": float(np.mean(changed_incumbent > n_params / 2)),
-            "spread": spread}
+    return {
+        "local": float(np.mean(changed_incumbent == 1)),
+        "jumps": float(np.mean(changed_incumbent > n_params / 2)),
+        "spread": spread,
+    }
 
 
 def mean_behaviour(runs: list[dict | None]) -> dict | None:

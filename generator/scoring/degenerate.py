@@ -50,10 +50,14 @@ def warn_degenerate(tasks) -> list[str]:
         if why is None:
             continue
         named.append(task.name)
-        warnings.warn(TaskWarning(
-            f"task {task.name}: {why}; P there is dominated by one configuration (random search can score "
-            f"far below 0) and can decide a mean over tasks by itself: leave it out, or aggregate robustly "
-            f"([evaluation] aggregate = \"iqm\" or \"median\")"), stacklevel=2)
+        warnings.warn(
+            TaskWarning(
+                f"task {task.name}: {why}; P there is dominated by one configuration (random search can score "
+                f"far below 0) and can decide a mean over tasks by itself: leave it out, or aggregate robustly "
+                f'([evaluation] aggregate = "iqm" or "median")'
+            ),
+            stacklevel=2,
+        )
     return named
 
 

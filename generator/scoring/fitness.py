@@ -48,7 +48,7 @@ class CandidateError:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CandidateError":
+    def from_dict(cls, d: dict) -> CandidateError:
         names = cls.__dataclass_fields__
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -72,7 +72,7 @@ class TaskFitness:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TaskFitness":
+    def from_dict(cls, d: dict) -> TaskFitness:
         names = cls.__dataclass_fields__
         d = {k: v for k, v in d.items() if k in names}
         d["per_repeat"] = tuple(d.get("per_repeat", ()))
@@ -94,14 +94,20 @@ class Fitness:
         return self.error is None and self.score is not None
 
     def to_dict(self) -> dict:
-        return {"score": self.score, "per_task": {k: v.to_dict() for k, v in self.per_task.items()},
-                "wall_s": self.wall_s, "error": self.error.to_dict() if self.error else None,
-                "metadata": self.metadata}
+        return {
+            "score": self.score,
+            "per_task": {k: v.to_dict() for k, v in self.per_task.items()},
+            "wall_s": self.wall_s,
+            "error": self.error.to_dict() if self.error else None,
+            "metadata": self.metadata,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Fitness":
-        return cls(score=d.get("score"),
-                   per_task={k: TaskFitness.from_dict(v) for k, v in (d.get("per_task") or {}).items()},
-                   wall_s=float(d.get("wall_s", 0.0)),
-                   error=CandidateError.from_dict(d["error"]) if d.get("error") else None,
-                   metadata=dict(d.get("metadata") or {}))
+    def from_dict(cls, d: dict) -> Fitness:
+        return cls(
+            score=d.get("score"),
+            per_task={k: TaskFitness.from_dict(v) for k, v in (d.get("per_task") or {}).items()},
+            wall_s=float(d.get("wall_s", 0.0)),
+            error=CandidateError.from_dict(d["error"]) if d.get("error") else None,
+            metadata=dict(d.get("metadata") or {}),
+        )

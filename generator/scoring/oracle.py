@@ -23,8 +23,8 @@ import numpy as np
 from kernel_tuner.util import StopCriterionReached
 
 from generator.scoring.score import Budget, Trace
-from generator.tasks.space import SearchSpace
 from generator.tasks.cache import Task
+from generator.tasks.space import SearchSpace
 
 __all__ = ["Oracle", "RunEnded", "StopCriterionReached"]
 

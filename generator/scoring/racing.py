@@ -155,14 +155,28 @@ def merge_fitness(old: dict, more: dict, how: str = "mean") -> dict:
         na, nb = len(a.get("per_repeat") or ()), len(b.get("per_repeat") or ())
         w = nb / (na + nb)
         per_repeat = list(a.get("per_repeat") or ()) + list(b.get("per_repeat") or ())
-        per_task[name] = {**a, "score": (1 - w) * a["score"] + w * b["score"],
-                          "std": float(np.std(per_repeat)), "per_repeat": per_repeat,
-                          "fevals": (1 - w) * a["fevals"] + w * b["fevals"],
-                          "unique": (1 - w) * a.get("unique", 0.0) + w * b.get("unique", 0.0),
-                          "wall_s": a.get("wall_s", 0.0) + b.get("wall_s", 0.0),
-                          "runs": na + nb, "se": standard_error(per_repeat)}
+        per_task[name] = {
+            **a,
+            "score": (1 - w) * a["score"] + w * b["score"],
+            "std": float(np.std(per_repeat)),
+            "per_repeat": per_repeat,
+            "fevals": (1 - w) * a["fevals"] + w * b["fevals"],
+            "unique": (1 - w) * a.get("unique", 0.0) + w * b.get("unique", 0.0),
+            "wall_s": a.get("wall_s", 0.0) + b.get("wall_s", 0.0),
+            "runs": na + nb,
+            "se": standard_error(per_repeat),
+        }
     repeats = min(t["runs"] for t in per_task.values())
-    meta = {**old.get("metadata", {}), "repeats": repeats, "runs": sum(t["runs"] for t in per_task.values()),
-            "se": standard_error(repeat_values(per_task, how))}
-    return {**old, "score": aggregate((t["score"] for t in per_task.values()), how), "per_task": per_task,
-            "wall_s": old.get("wall_s", 0.0) + more.get("wall_s", 0.0), "metadata": meta}
+    meta = {
+        **old.get("metadata", {}),
+        "repeats": repeats,
+        "runs": sum(t["runs"] for t in per_task.values()),
+        "se": standard_error(repeat_values(per_task, how)),
+    }
+    return {
+        **old,
+        "score": aggregate((t["score"] for t in per_task.values()), how),
+        "per_task": per_task,
+        "wall_s": old.get("wall_s", 0.0) + more.get("wall_s", 0.0),
+        "metadata": meta,
+    }

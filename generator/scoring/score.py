@@ -36,8 +36,6 @@ RESOLUTION = 1000  # visualization_settings.resolution: points of the time range
 DEFAULT_BAGGING_SEED = 0  # the package bags with numpy's global RNG; we fix it so scores repeat
 
 
-
-
 @dataclass
 class Trace:
     """One run on one task: the valid rows evaluated (in order) and the simulated seconds each cost."""
@@ -58,8 +56,10 @@ class Trace:
         return {"rows": self.rows.tolist(), "seconds": self.seconds.tolist(), "fevals": self.fevals}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Trace":
-        return cls(np.asarray(d["rows"], dtype=np.int64), np.asarray(d["seconds"], dtype=float), int(d.get("fevals", 0)))
+    def from_dict(cls, d: dict) -> Trace:
+        return cls(
+            np.asarray(d["rows"], dtype=np.int64), np.asarray(d["seconds"], dtype=float), int(d.get("fevals", 0))
+        )
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class ScoreBasis:
     baseline_fevals: np.ndarray = field(repr=False)  # random-search curve over fevals_range
 
 
-_BASIS_CACHE: "weakref.WeakKeyDictionary[Task, ScoreBasis]" = weakref.WeakKeyDictionary()
+_BASIS_CACHE: weakref.WeakKeyDictionary[Task, ScoreBasis] = weakref.WeakKeyDictionary()
 
 
 def score_basis(task: Task) -> ScoreBasis:
@@ -145,8 +145,22 @@ def _build_basis(task: Task) -> ScoreBasis:
     baseline_time = _random_curve(_time_to_fevals(time_range, tpf), worst_first)
     fevals_range = np.arange(fs, fe + 1)
     baseline_fevals = _random_curve(fevals_range, worst_first)
-    return ScoreBasis(dist, minimization, optimum, median, tpf, time_median, fs, fe, t_start, t_end,
-                      time_range, baseline_time, fevals_range, baseline_fevals)
+    return ScoreBasis(
+        dist,
+        minimization,
+        optimum,
+        median,
+        tpf,
+        time_median,
+        fs,
+        fe,
+        t_start,
+        t_end,
+        time_range,
+        baseline_time,
+        fevals_range,
+        baseline_fevals,
+    )
 
 
 def _cutoff_point(dist, minimization, optimum, median, percentile) -> int:
@@ -309,8 +323,13 @@ def _bagged_isotonic(x, y, x_new, increasing, num_repeats, random_state):
 
     n_estimators = max(num_repeats, 3)
     model = IsotonicRegression(increasing=increasing, y_min=y.min(), y_max=y.max(), out_of_bounds="clip")
-    br = BaggingRegressor(model, n_estimators=n_estimators, max_samples=1 / np.sqrt(n_estimators),
-                          bootstrap=True, random_state=random_state)
+    br = BaggingRegressor(
+        model,
+        n_estimators=n_estimators,
+        max_samples=1 / np.sqrt(n_estimators),
+        bootstrap=True,
+        random_state=random_state,
+    )
     with warnings.catch_warnings():
         # the package's fraction on few points: sklearn warns that the bootstraps are small, which is
         # the package's own behaviour that the score reproduces, not a problem of this run
@@ -373,8 +392,9 @@ def _optimum_gap(basis: ScoreBasis) -> float:
     return float(d[-1] - d[i - 1]) if i > 0 else 0.0
 
 
-def score_traces(task: Task, traces: list[Trace], curve: str = "bagging",
-                 random_state=DEFAULT_BAGGING_SEED, x_type: str = "time") -> TaskScore:
+def score_traces(
+    task: Task, traces: list[Trace], curve: str = "bagging", random_state=DEFAULT_BAGGING_SEED, x_type: str = "time"
+) -> TaskScore:
     """P of a set of repeated runs on one task, as autotuning_methodology computes it.
 
     curve: "bagging" (the package's curve; `random_state` seeds its bootstrap, None = numpy's

@@ -34,7 +34,7 @@ class SeedRun:
         return {"rows": list(self.rows), "ranked": list(self.ranked)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SeedRun":
+    def from_dict(cls, data: dict) -> SeedRun:
         return cls(tuple(int(r) for r in data["rows"]), tuple(int(r) for r in data["ranked"]))
 
 

@@ -46,7 +46,7 @@ class SpaceStatistics:
         return out
 
 
-_CACHE: "weakref.WeakKeyDictionary[Task, SpaceStatistics]" = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Task, SpaceStatistics] = weakref.WeakKeyDictionary()
 
 
 def space_statistics(task: Task) -> SpaceStatistics:
@@ -73,12 +73,19 @@ def _compute(task: Task) -> SpaceStatistics:
     spread, worst = _spread(task, v[ok])
     seconds, fevals = _budget(task)
     return SpaceStatistics(
-        size=size, cartesian_size=cart, constraint_density=1.0 - size / cart if cart else 0.0,
-        n_params=len(cards), cardinality=", ".join(f"{n}={c}" for n, c in zip(spec.tune_params, cards)),
+        size=size,
+        cartesian_size=cart,
+        constraint_density=1.0 - size / cart if cart else 0.0,
+        n_params=len(cards),
+        cardinality=", ".join(f"{n}={c}" for n, c in zip(spec.tune_params, cards)),
         failed_fraction=float(task.key.failed.mean()) if size else 0.0,
-        objective_spread=spread, worst_over_optimum=worst, fdc=_fdc(spec.valid, v, cards),
+        objective_spread=spread,
+        worst_over_optimum=worst,
+        fdc=_fdc(spec.valid, v, cards),
         local_optima_share=_local_optima_share(spec.valid, v, cards),
-        budget_fevals=fevals, budget_seconds=seconds)
+        budget_fevals=fevals,
+        budget_seconds=seconds,
+    )
 
 
 def _spread(task: Task, v: np.ndarray) -> tuple[float, float]:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.tasks import cache_sanity
 from generator.errors import TunesmithError
+from generator.tasks import cache_sanity
 from generator.tasks.restrictions import RestrictionError, valid_indices
 
 # Keys of a Kernel Tuner cache entry that carry the time it cost to evaluate a configuration (ms).
@@ -113,7 +113,9 @@ def _read_json(path: Path) -> dict:
         doc = _loads(raw)
     except (ValueError, UnicodeDecodeError, OSError, EOFError) as exc:
         msg = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-        raise TaskError(f"{path}: not a JSON file ({msg}); give a Kernel Tuner cache file (.json or .json.gz)") from None
+        raise TaskError(
+            f"{path}: not a JSON file ({msg}); give a Kernel Tuner cache file (.json or .json.gz)"
+        ) from None
     if not isinstance(doc, dict):
         raise TaskError(f"{path}: top level is a {type(doc).__name__}, not an object; give a Kernel Tuner cache file")
     return doc
@@ -153,8 +155,9 @@ def valid_index_matrix(path, tune_params: dict[str, list], restrictions) -> np.n
 # ---------------------------------------------------------------------------- one cache file
 
 
-def load_cache_task(path, restrictions=(), name: str | None = None, objective: Objective | None = None,
-                    info: dict | None = None) -> Task:
+def load_cache_task(
+    path, restrictions=(), name: str | None = None, objective: Objective | None = None, info: dict | None = None
+) -> Task:
     """Load one Kernel Tuner cache file as a Task; restrictions decide which configurations are valid."""
     path = Path(path)
     doc = _read_json(path)
@@ -171,18 +174,27 @@ def load_cache_task(path, restrictions=(), name: str | None = None, objective: O
     meta = {k: doc.get(k) for k in ("device_name", "kernel_name", "problem_size")}
     meta.update(info or {})
     task_name = name or path.name.split(".")[0]
-    return Task(task_name, SpaceSpec(tune_params, tuple(restrictions), valid),
-                AnswerKey(values, failed, seconds, kinds, baseline), objective, meta, path)
+    return Task(
+        task_name,
+        SpaceSpec(tune_params, tuple(restrictions), valid),
+        AnswerKey(values, failed, seconds, kinds, baseline),
+        objective,
+        meta,
+        path,
+    )
 
 
 def _tune_params(path: Path, doc: dict) -> dict[str, list]:
     if "results" in doc and "cache" not in doc:
-        raise TaskError(f"{path}: a T4 results file, not a Kernel Tuner cache; give the cache file "
-                        "(for the hub: cachefiles/<app>/<GPU>.json.gz, without _T4)")
+        raise TaskError(
+            f"{path}: a T4 results file, not a Kernel Tuner cache; give the cache file "
+            "(for the hub: cachefiles/<app>/<GPU>.json.gz, without _T4)"
+        )
     for key in CACHE_KEYS:
         if key not in doc:
-            raise TaskError(f"{path}: missing key {key!r}; give a Kernel Tuner cache file "
-                            "(tune_params_keys, tune_params, cache)")
+            raise TaskError(
+                f"{path}: missing key {key!r}; give a Kernel Tuner cache file (tune_params_keys, tune_params, cache)"
+            )
     if not isinstance(doc["cache"], dict) or not doc["cache"]:
         raise TaskError(f"{path}: 'cache' holds no configurations; brute-force the space first")
     tp = doc["tune_params"]
@@ -190,8 +202,10 @@ def _tune_params(path: Path, doc: dict) -> dict[str, list]:
         raise TaskError(f"{path}: 'tune_params' must map each parameter to a non-empty list of values; fix the file")
     keys = list(doc["tune_params_keys"])
     if keys != list(tp):
-        raise TaskError(f"{path}: parameter order of tune_params {list(tp)} does not match "
-                        f"tune_params_keys {keys}; reorder tune_params to match")
+        raise TaskError(
+            f"{path}: parameter order of tune_params {list(tp)} does not match "
+            f"tune_params_keys {keys}; reorder tune_params to match"
+        )
     return {k: list(tp[k]) for k in keys}
 
 
@@ -206,8 +220,9 @@ def _cached_index_matrix(path: Path, tune_params: dict, cache: dict) -> np.ndarr
         try:
             rows.append(tuple(lk[p] for lk, p in zip(lookup, parts, strict=True)))
         except (KeyError, ValueError):
-            raise TaskError(f"{path}: cache key {key!r} does not match tune_params; "
-                            "regenerate the cache or fix tune_params") from None
+            raise TaskError(
+                f"{path}: cache key {key!r} does not match tune_params; regenerate the cache or fix tune_params"
+            ) from None
     return np.asarray(sorted(rows), dtype=np.int32).reshape(-1, len(tune_params))
 
 
@@ -237,8 +252,10 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
             missing.append(key)
             continue
         if not any(k in entry for k in TIME_KEYS):
-            raise TaskError(f"{path}: entry {key} has no timing keys {TIME_KEYS}; "
-                            "give a cache written by Kernel Tuner (it records them)")
+            raise TaskError(
+                f"{path}: entry {key} has no timing keys {TIME_KEYS}; "
+                "give a cache written by Kernel Tuner (it records them)"
+            )
         has_objective |= objective_name in entry
         why = cache_sanity.bad_time(entry, objective_name)
         if why is not None:  # not a measurement: counted as a failed configuration (or refused below)
@@ -257,19 +274,24 @@ def _answer_arrays(path, tune_params, valid, cache, objective_name):
             failed[row] = True
             kinds[row] = str(value if value is not None else "MissingObjective")
     if missing:
-        raise TaskError(f"{path}: {len(missing)} valid configurations are missing from the cache "
-                        f"(first: {missing[0]}); brute-force the whole space or fix the restrictions")
+        raise TaskError(
+            f"{path}: {len(missing)} valid configurations are missing from the cache "
+            f"(first: {missing[0]}); brute-force the whole space or fix the restrictions"
+        )
     if bad:
         msg = cache_sanity.describe(path, bad, n, tune_params)
         if not cache_sanity.tolerated(len(bad), n):
-            raise TaskError(f"{msg}; re-measure them, or mark them failed (\"__error__\": \"RuntimeFailedConfig\")")
+            raise TaskError(f'{msg}; re-measure them, or mark them failed ("__error__": "RuntimeFailedConfig")')
         warnings.warn(cache_sanity.TaskWarning(f"{msg}; they count as failed configurations"), stacklevel=4)
     if not has_objective:
-        raise TaskError(f"{path}: no entry has the objective {objective_name!r}; "
-                        "set the objective to a key the cache entries hold")
+        raise TaskError(
+            f"{path}: no entry has the objective {objective_name!r}; set the objective to a key the cache entries hold"
+        )
     if np.count_nonzero(~failed) < 2:
-        raise TaskError(f"{path}: fewer than two configurations have a valid {objective_name!r}; "
-                        "a task needs measured configurations to score against")
+        raise TaskError(
+            f"{path}: fewer than two configurations have a valid {objective_name!r}; "
+            "a task needs measured configurations to score against"
+        )
     return values, failed, seconds, seconds + overhead, kinds
 
 

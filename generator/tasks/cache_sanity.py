@@ -63,5 +63,4 @@ def describe(path, bad: list[tuple[str, str]], n_valid: int, names) -> str:
     """'<file>: 3 of 400 configurations have negative, NaN or infinite times (e.g. bx=1,ty=1: time=-1.0)'."""
     key, why = bad[0]
     config = ",".join(f"{n}={v}" for n, v in zip(names, key.split(",")))
-    return (f"{path}: {len(bad)} of {n_valid} configurations have negative, NaN or infinite times "
-            f"(e.g. {config}: {why})")
+    return f"{path}: {len(bad)} of {n_valid} configurations have negative, NaN or infinite times (e.g. {config}: {why})"

@@ -16,9 +16,9 @@ then against the campaign file's folder (`resolve_paths`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from generator.config import CampaignConfig, ConfigError, TasksConfig, hub_dir
 from generator.errors import TunesmithError
@@ -130,12 +130,13 @@ def _directory(path: Path) -> list[Task]:
         if not loaded:
             raise errors[0]
         return loaded
-    caches = [p for p in sorted(path.glob("*.json*"))
-              if p.name.endswith((".json", ".json.gz")) and not _is_t4(p)]
+    caches = [p for p in sorted(path.glob("*.json*")) if p.name.endswith((".json", ".json.gz")) and not _is_t4(p)]
     if caches:
         return [t for c in caches for t in _path_entry(c)]
-    raise _no_source(path, "neither a benchmark hub (kernels/, cachefiles/), a problem folder (problem.toml) "
-                           "nor a folder of cache files")
+    raise _no_source(
+        path,
+        "neither a benchmark hub (kernels/, cachefiles/), a problem folder (problem.toml) nor a folder of cache files",
+    )
 
 
 def load_hub_dir(root) -> list[Task]:
@@ -143,8 +144,11 @@ def load_hub_dir(root) -> list[Task]:
     root = Path(root)
     if not (root / "kernels").is_dir():
         raise TaskError(f"{root}: no kernels/ folder; give a benchmark-hub directory (kernels/, cachefiles/)")
-    tasks = [_hub_cache_task(root, t1.stem, cache)
-             for t1 in sorted((root / "kernels").glob("*.json")) for cache in _hub_caches(root, t1.stem)]
+    tasks = [
+        _hub_cache_task(root, t1.stem, cache)
+        for t1 in sorted((root / "kernels").glob("*.json"))
+        for cache in _hub_caches(root, t1.stem)
+    ]
     if not tasks:
         raise TaskError(f"{root}: no cache files under cachefiles/<app>/ for the apps in kernels/; check the directory")
     return tasks
@@ -161,8 +165,9 @@ def _t1_entry(t1: Path) -> list[Task]:
 
 def _hub_entry(hub: Path, spec: str) -> list[Task]:
     if not (hub / "cachefiles").is_dir():
-        raise ConfigError(f"tasks: 'hub:{spec}' needs the benchmark hub, not found at {hub}; "
-                          "set TUNESMITH_BENCHMARK_HUB or tasks.hub")
+        raise ConfigError(
+            f"tasks: 'hub:{spec}' needs the benchmark hub, not found at {hub}; set TUNESMITH_BENCHMARK_HUB or tasks.hub"
+        )
     app, _, gpu = spec.partition("/")
     if not gpu:
         gpus = [p.name.split(".")[0] for p in _hub_caches(hub, app)]
@@ -170,11 +175,19 @@ def _hub_entry(hub: Path, spec: str) -> list[Task]:
             raise ConfigError(f"tasks: hub:{app} has no cache files in {hub / 'cachefiles' / app}; check the app name")
         return [t for g in gpus for t in _hub_entry(hub, f"{app}/{g}")]
     t1 = hub / "kernels" / f"{app}.json"
-    cache = next((p for p in (hub / "cachefiles" / app / f"{gpu}.json.gz", hub / "cachefiles" / app / f"{gpu}.json")
-                  if p.exists()), None)
+    cache = next(
+        (
+            p
+            for p in (hub / "cachefiles" / app / f"{gpu}.json.gz", hub / "cachefiles" / app / f"{gpu}.json")
+            if p.exists()
+        ),
+        None,
+    )
     if not t1.exists() or cache is None:
-        raise ConfigError(f"tasks: hub:{app}/{gpu} not found in {hub} (need kernels/{app}.json and "
-                          f"cachefiles/{app}/{gpu}.json.gz); check the name or set TUNESMITH_BENCHMARK_HUB")
+        raise ConfigError(
+            f"tasks: hub:{app}/{gpu} not found in {hub} (need kernels/{app}.json and "
+            f"cachefiles/{app}/{gpu}.json.gz); check the name or set TUNESMITH_BENCHMARK_HUB"
+        )
     return [_hub_cache_task(hub, app, cache)]
 
 
@@ -182,8 +195,10 @@ def _problem_entry(spec: str) -> list[Task]:
     if spec.endswith(".toml"):  # problem:OUT/matmul_template/problem.toml: a problem file by its path
         path = Path(spec)
         if not path.is_file():
-            raise ConfigError(f"tasks: problem:{spec} not found (no file {path}); give the path of a problem.toml, "
-                              "or a folder name under problems/")
+            raise ConfigError(
+                f"tasks: problem:{spec} not found (no file {path}); give the path of a problem.toml, "
+                "or a folder name under problems/"
+            )
         return load_problem_tasks(path, None)
     name, _, gpu = spec.partition("/")
     path = PROBLEMS_DIR / name / "problem.toml"
@@ -205,8 +220,9 @@ def _hub_cache_task(root: Path, app: str, cache: Path) -> Task:
     t1 = root / "kernels" / f"{app}.json"
     application = _read_json(t1).get("KernelSpecification", {})
     gpu = cache.name.split(".")[0]
-    return load_cache_task(cache, read_t1_restrictions(t1), name=f"{app}/{gpu}",
-                           info={"application": application, "app": app, "gpu": gpu})
+    return load_cache_task(
+        cache, read_t1_restrictions(t1), name=f"{app}/{gpu}", info={"application": application, "app": app, "gpu": gpu}
+    )
 
 
 def _hub_root_of(cache: Path) -> Path | None:
@@ -229,8 +245,10 @@ def _unique(tasks: list[Task]) -> list[Task]:
             seen[t.name] = t
             out.append(t)
         elif other.source is None or t.source is None or Path(other.source).resolve() != Path(t.source).resolve():
-            raise TaskError(f"{t.source}: task name {t.name!r} is also used by {other.source}; "
-                            "give each task file a distinct name (or load it from its hub directory)")
+            raise TaskError(
+                f"{t.source}: task name {t.name!r} is also used by {other.source}; "
+                "give each task file a distinct name (or load it from its hub directory)"
+            )
     return out
 
 
@@ -261,17 +279,24 @@ def resolve_paths(cfg: CampaignConfig, base: Path) -> tuple[CampaignConfig, dict
     if hub is not None:
         cfg.tasks.hub = str(hub)
     for key in ("train", "test", "validation"):
-        setattr(cfg.tasks, key, [_resolved(entry, f"tasks.{key}[{i}]", base)
-                                 for i, entry in enumerate(getattr(cfg.tasks, key))])
+        setattr(
+            cfg.tasks,
+            key,
+            [_resolved(entry, f"tasks.{key}[{i}]", base) for i, entry in enumerate(getattr(cfg.tasks, key))],
+        )
     if cfg.prompts.template_dir:
         found = _find(cfg.prompts.template_dir, base)
         if found is None:
-            raise ConfigError(f"prompts.template_dir: {cfg.prompts.template_dir!r} not found; give a folder of *.j2 files")
+            raise ConfigError(
+                f"prompts.template_dir: {cfg.prompts.template_dir!r} not found; give a folder of *.j2 files"
+            )
         cfg.prompts.template_dir = str(found)
     if cfg.llm.model.startswith("replay/"):
         found = _find(cfg.llm.model.split("/", 1)[1], base)
         if found is None:
-            raise ConfigError(f"llm.model: {cfg.llm.model!r}: run directory not found; give replay/<run dir of an earlier run>")
+            raise ConfigError(
+                f"llm.model: {cfg.llm.model!r}: run directory not found; give replay/<run dir of an earlier run>"
+            )
         cfg.llm.model = f"replay/{found}"
     return cfg, cfg.model_dump(mode="json")
 
@@ -287,8 +312,9 @@ def _resolved(entry: str, where: str, base: Path) -> str:
     if entry.startswith("problem:") and entry.endswith(".toml"):  # a problem file's path, found as paths are
         found = _find(entry[8:], base)
         if found is None:
-            raise ConfigError(f"{where}: {entry!r} not found ({_looked_in(entry[8:], base)}); give the path of a "
-                              "problem.toml")
+            raise ConfigError(
+                f"{where}: {entry!r} not found ({_looked_in(entry[8:], base)}); give the path of a problem.toml"
+            )
         return f"problem:{found}"
     if entry.startswith(("hub:", "problem:")):
         return entry

@@ -8,8 +8,13 @@ Kernels that compute the same thing under other names are one family.
 
 from __future__ import annotations
 
-KERNEL_FAMILIES = {"conv2d": "convolution", "convolution_milo": "convolution", "dedisp": "dedispersion",
-                   "dedispersion_milo": "dedispersion", "batched_gemm": "gemm"}
+KERNEL_FAMILIES = {
+    "conv2d": "convolution",
+    "convolution_milo": "convolution",
+    "dedisp": "dedispersion",
+    "dedispersion_milo": "dedispersion",
+    "batched_gemm": "gemm",
+}
 
 
 def family_of(task: str) -> str:

@@ -50,9 +50,11 @@ class LiveEntry:
 
     def text(self) -> str:
         """The reference written back (canonical order)."""
-        opts = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                for k, v in (("fevals", self.fevals), ("seconds", self.seconds), ("gpu", self.gpu))
-                if v is not None]
+        opts = [
+            f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in (("fevals", self.fevals), ("seconds", self.seconds), ("gpu", self.gpu))
+            if v is not None
+        ]
         if self.device:
             opts.append(f"device={self.device}")
         return PREFIX + ",".join([self.target, *opts])
@@ -67,17 +69,20 @@ def parse_live_entry(text: str) -> LiveEntry:
     """Parse a `live:` reference (syntax only: nothing is loaded, no device is needed)."""
     if not is_live_entry(text):
         raise LiveEntryError(f"{text!r}: not a live task reference; write e.g. {EXAMPLE}")
-    target, *options = [p.strip() for p in text[len(PREFIX):].split(",")]
+    target, *options = [p.strip() for p in text[len(PREFIX) :].split(",")]
     if not target:
-        raise LiveEntryError(f"{text!r}: no problem named; write e.g. {EXAMPLE} (a name under problems/ "
-                             "or a problem.toml path)")
+        raise LiveEntryError(
+            f"{text!r}: no problem named; write e.g. {EXAMPLE} (a name under problems/ or a problem.toml path)"
+        )
     values: dict = {}
     for opt in options:
         name, sep, raw = opt.partition("=")
         name = name.strip()
         if not sep or name not in ("fevals", "seconds", "device", "gpu"):
-            raise LiveEntryError(f"{text!r}: unknown option {opt!r}; options are fevals=N, seconds=S, device=I, "
-                                 f"gpu=LABEL, e.g. {EXAMPLE}")
+            raise LiveEntryError(
+                f"{text!r}: unknown option {opt!r}; options are fevals=N, seconds=S, device=I, "
+                f"gpu=LABEL, e.g. {EXAMPLE}"
+            )
         values[name] = _option(text, name, raw.strip())
     return LiveEntry(target, **values)
 
@@ -93,8 +98,11 @@ def _option(text: str, name: str, raw: str):
         value = None
     low = 0 if name == "device" else 1e-9
     if value is None or not math.isfinite(value) or value < low:
-        kind = "a non-negative integer" if name == "device" else (
-            "a positive integer" if name == "fevals" else "a positive number of seconds")
+        kind = (
+            "a non-negative integer"
+            if name == "device"
+            else ("a positive integer" if name == "fevals" else "a positive number of seconds")
+        )
         raise LiveEntryError(f"{text!r}: {name} must be {kind}, got {raw!r}; e.g. {EXAMPLE}")
     return value
 
@@ -113,5 +121,7 @@ def problem_spec(target: str, base: Path | None = None) -> Path:
         if p.is_file():
             return p.resolve()
     names = sorted(d.name for d in PROBLEMS_DIR.glob("*") if (d / "problem.toml").is_file())
-    raise LiveEntryError(f"live:{target}: no problem spec found (tried {', '.join(map(str, tries))}); "
-                         f"name one of {names} or give a problem.toml path")
+    raise LiveEntryError(
+        f"live:{target}: no problem spec found (tried {', '.join(map(str, tries))}); "
+        f"name one of {names} or give a problem.toml path"
+    )

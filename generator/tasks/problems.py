@@ -25,10 +25,33 @@ from generator.tasks.cache import Objective, Task, load_cache_task
 PROBLEMS_DIR = Path(str(importlib.resources.files("generator") / "problems")).resolve()
 LANGS = ("cupy", "C")  # Kernel Tuner backends a spec may name: CUDA through CuPy, C through g++
 FILLS = ("zeros", "random", "value")
-SPEC_KEYS = {"name", "description", "kernel_file", "kernel_name", "lang", "problem_size", "grid_div_x",
-             "grid_div_y", "grid_div_z", "block_size_names", "tune_params", "restrictions", "defines",
-             "arguments", "reference", "reference_param", "objective", "objective_higher_is_better",
-             "metrics", "iterations", "atol", "seed", "caches", "compiler_options", "generator"}
+SPEC_KEYS = {
+    "name",
+    "description",
+    "kernel_file",
+    "kernel_name",
+    "lang",
+    "problem_size",
+    "grid_div_x",
+    "grid_div_y",
+    "grid_div_z",
+    "block_size_names",
+    "tune_params",
+    "restrictions",
+    "defines",
+    "arguments",
+    "reference",
+    "reference_param",
+    "objective",
+    "objective_higher_is_better",
+    "metrics",
+    "iterations",
+    "atol",
+    "seed",
+    "caches",
+    "compiler_options",
+    "generator",
+}
 
 
 class ProblemError(TunesmithError):
@@ -119,13 +142,17 @@ class Problem:
         for a, i in ((a, i) for i, a in enumerate(self.arguments) if a.name in made):
             value = made.pop(a.name)
             if a.shape is None or getattr(value, "shape", None) != a.shape or value.dtype != np.dtype(a.dtype):
-                raise ProblemError(f"{self.path}: generator {self.generator} made {a.name} as "
-                                   f"{getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', '')}, "
-                                   f"the spec says {a.dtype} {a.shape}; make them agree")
+                raise ProblemError(
+                    f"{self.path}: generator {self.generator} made {a.name} as "
+                    f"{getattr(value, 'dtype', type(value).__name__)} {getattr(value, 'shape', '')}, "
+                    f"the spec says {a.dtype} {a.shape}; make them agree"
+                )
             arrays[i] = value
         if made:
-            raise ProblemError(f"{self.path}: generator {self.generator} returned unknown arguments {sorted(made)}; "
-                               "return a dict keyed by array argument names")
+            raise ProblemError(
+                f"{self.path}: generator {self.generator} returned unknown arguments {sorted(made)}; "
+                "return a dict keyed by array argument names"
+            )
         return arrays
 
     def answer(self, arguments: list):
@@ -138,14 +165,21 @@ class Problem:
             return self._answer_list(func(named, {}))
         from kernel_tuner.accuracy import Tunable
 
-        return Tunable(self.reference_param, {v: self._answer_list(func(named, {self.reference_param: v}))
-                                              for v in self.tune_params[self.reference_param]})
+        return Tunable(
+            self.reference_param,
+            {
+                v: self._answer_list(func(named, {self.reference_param: v}))
+                for v in self.tune_params[self.reference_param]
+            },
+        )
 
     def _answer_list(self, outputs: dict) -> list:
         unknown = set(outputs) - {a.name for a in self.arguments}
         if unknown:
-            raise ProblemError(f"{self.path}: reference {self.reference} returned unknown outputs {sorted(unknown)}; "
-                               "return a dict keyed by argument names")
+            raise ProblemError(
+                f"{self.path}: reference {self.reference} returned unknown outputs {sorted(unknown)}; "
+                "return a dict keyed by argument names"
+            )
         return [outputs.get(a.name) for a in self.arguments]
 
     def _reference_function(self):
@@ -166,12 +200,20 @@ class Problem:
 
     def tune_kwargs(self) -> dict:
         """Keyword arguments of `kernel_tuner.tune_kernel` that describe this problem (no data, no strategy)."""
-        kwargs = dict(kernel_name=self.kernel_name, kernel_source=str(self.kernel_file),
-                      problem_size=self.problem_size, tune_params=self.tune_params,
-                      restrictions=list(self.restrictions) or None, lang=self.lang, iterations=self.iterations,
-                      objective=self.objective.name, objective_higher_is_better=self.objective.higher_is_better,
-                      compiler_options=list(self.compiler_options) + [f"-D{k}={v}" for k, v in self.defines.items()],
-                      metrics=dict(self.metrics) or None, atol=self.atol)
+        kwargs = dict(
+            kernel_name=self.kernel_name,
+            kernel_source=str(self.kernel_file),
+            problem_size=self.problem_size,
+            tune_params=self.tune_params,
+            restrictions=list(self.restrictions) or None,
+            lang=self.lang,
+            iterations=self.iterations,
+            objective=self.objective.name,
+            objective_higher_is_better=self.objective.higher_is_better,
+            compiler_options=list(self.compiler_options) + [f"-D{k}={v}" for k, v in self.defines.items()],
+            metrics=dict(self.metrics) or None,
+            atol=self.atol,
+        )
         kwargs.update({k: v for k, v in self.grid_div.items() if v is not None})
         if self.block_size_names:
             kwargs["block_size_names"] = list(self.block_size_names)
@@ -179,10 +221,17 @@ class Problem:
 
     def application_info(self) -> dict:
         """What a prompt may say about the kernel (no measured values)."""
-        return {"problem": self.name, "description": self.description, "kernel_name": self.kernel_name,
-                "language": self.lang, "problem_size": list(self.problem_size),
-                "tune_params": self.tune_params, "restrictions": list(self.restrictions),
-                "objective": self.objective.name, "objective_higher_is_better": self.objective.higher_is_better}
+        return {
+            "problem": self.name,
+            "description": self.description,
+            "kernel_name": self.kernel_name,
+            "language": self.lang,
+            "problem_size": list(self.problem_size),
+            "tune_params": self.tune_params,
+            "restrictions": list(self.restrictions),
+            "objective": self.objective.name,
+            "objective_higher_is_better": self.objective.higher_is_better,
+        }
 
 
 def _require(path: Path, doc: dict, key: str, kind):
@@ -209,9 +258,16 @@ def _argument(path: Path, i: int, doc: dict) -> Argument:
         raise ProblemError(f"{path}: {where}.fill {fill!r} is unknown; use one of {FILLS}")
     if (shape is None or fill == "value") and "value" not in doc:
         raise ProblemError(f"{path}: {where} ({doc['name']}) is a scalar or constant fill without 'value'; add 'value'")
-    return Argument(str(doc["name"]), str(doc["dtype"]), tuple(int(s) for s in shape) if shape is not None else None,
-                    fill, float(doc.get("low", 0.0)), float(doc.get("high", 1.0)),
-                    float(doc["quantum"]) if "quantum" in doc else None, doc.get("value"))
+    return Argument(
+        str(doc["name"]),
+        str(doc["dtype"]),
+        tuple(int(s) for s in shape) if shape is not None else None,
+        fill,
+        float(doc.get("low", 0.0)),
+        float(doc.get("high", 1.0)),
+        float(doc["quantum"]) if "quantum" in doc else None,
+        doc.get("value"),
+    )
 
 
 def load_problem(path, doc: dict | None = None) -> Problem:
@@ -246,8 +302,12 @@ def load_problem(path, doc: dict | None = None) -> Problem:
         raise ProblemError(f"{path}: reference_param {reference_param!r} is not a tunable parameter; fix it")
     caches = (path.parent / doc["caches"] if "caches" in doc else path.parent.parent / "caches" / name).resolve()
     return Problem(
-        name=name, path=path, description=str(doc.get("description", "")), kernel_file=kernel_file,
-        kernel_name=_require(path, doc, "kernel_name", str), lang=lang,
+        name=name,
+        path=path,
+        description=str(doc.get("description", "")),
+        kernel_file=kernel_file,
+        kernel_name=_require(path, doc, "kernel_name", str),
+        lang=lang,
         problem_size=tuple(size) if isinstance(size, list) else (size,),
         tune_params={k: list(v) for k, v in tune_params.items()},
         restrictions=tuple(str(r) for r in doc.get("restrictions", [])),
@@ -255,11 +315,17 @@ def load_problem(path, doc: dict | None = None) -> Problem:
         objective=Objective(str(doc.get("objective", "time")), bool(doc.get("objective_higher_is_better", False))),
         grid_div={k: doc.get(k) for k in ("grid_div_x", "grid_div_y", "grid_div_z")},
         block_size_names=tuple(doc["block_size_names"]) if "block_size_names" in doc else None,
-        defines=dict(doc.get("defines", {})), compiler_options=tuple(doc.get("compiler_options", [])),
-        reference=doc.get("reference"), reference_param=reference_param, generator=doc.get("generator"),
+        defines=dict(doc.get("defines", {})),
+        compiler_options=tuple(doc.get("compiler_options", [])),
+        reference=doc.get("reference"),
+        reference_param=reference_param,
+        generator=doc.get("generator"),
         metrics={str(k): str(v) for k, v in doc.get("metrics", {}).items()},
-        iterations=int(doc.get("iterations", 7)), atol=float(doc.get("atol", 1e-6)), seed=int(doc.get("seed", 0)),
-        caches_dir=caches)
+        iterations=int(doc.get("iterations", 7)),
+        atol=float(doc.get("atol", 1e-6)),
+        seed=int(doc.get("seed", 0)),
+        caches_dir=caches,
+    )
 
 
 def gpu_of_cache(path: Path) -> str:
@@ -274,12 +340,20 @@ def load_problem_tasks(path, gpus: list[str] | None = None) -> list[Task]:
     if gpus is not None:
         files = [f for f in files if gpu_of_cache(f) in gpus]
     if not files:
-        raise ProblemError(f"{problem.path}: no measured caches in {problem.caches_dir}"
-                           f"{' for ' + ', '.join(gpus) if gpus else ''}; "
-                           f"run `tunesmith cache build {problem.path}` "
-                           + ("here (a C kernel runs on this machine's CPU)" if problem.lang == "C" else
-                              "on a machine with the GPU"))
+        raise ProblemError(
+            f"{problem.path}: no measured caches in {problem.caches_dir}"
+            f"{' for ' + ', '.join(gpus) if gpus else ''}; "
+            f"run `tunesmith cache build {problem.path}` "
+            + ("here (a C kernel runs on this machine's CPU)" if problem.lang == "C" else "on a machine with the GPU")
+        )
     info = {"application": problem.application_info(), "app": problem.name, "problem": str(problem.path)}
-    return [load_cache_task(f, problem.restrictions, name=f"{problem.name}/{gpu_of_cache(f)}",
-                            objective=problem.objective, info={**info, "gpu": gpu_of_cache(f)})
-            for f in files]
+    return [
+        load_cache_task(
+            f,
+            problem.restrictions,
+            name=f"{problem.name}/{gpu_of_cache(f)}",
+            objective=problem.objective,
+            info={**info, "gpu": gpu_of_cache(f)},
+        )
+        for f in files
+    ]

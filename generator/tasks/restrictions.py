@@ -10,15 +10,24 @@ back to the per-configuration loop, so the fast path can only be faster, never d
 
 from __future__ import annotations
 
-from generator import parsing
-
 import ast
 import itertools
 
 import numpy as np
 
-SAFE_BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len,
-                 "bool": bool, "str": str}
+from generator import parsing
+
+SAFE_BUILTINS = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "int": int,
+    "float": float,
+    "round": round,
+    "len": len,
+    "bool": bool,
+    "str": str,
+}
 CHUNK = 1 << 20  # configurations per vectorised block
 
 
@@ -38,8 +47,9 @@ def compile_restrictions(restrictions, names) -> list:
             raise RestrictionError(f"restriction {expr!r} does not parse ({exc.msg}); fix its Python syntax") from None
         unknown = set(code.co_names) - set(names) - set(SAFE_BUILTINS)
         if unknown:
-            raise RestrictionError(f"restriction {expr!r} names unknown parameters {sorted(unknown)}; "
-                                   "use names from tune_params")
+            raise RestrictionError(
+                f"restriction {expr!r} names unknown parameters {sorted(unknown)}; use names from tune_params"
+            )
         compiled.append(code)
     return compiled
 
@@ -121,8 +131,9 @@ def _valid_python(tune_params, compiled, sizes) -> np.ndarray:
             if _passes(compiled, env):
                 rows.append(idx)
         except Exception as exc:  # noqa: BLE001 - reported with the configuration that broke it
-            raise RestrictionError(f"a restriction fails on {env} ({type(exc).__name__}: {exc}); "
-                                   "fix the restriction") from None
+            raise RestrictionError(
+                f"a restriction fails on {env} ({type(exc).__name__}: {exc}); fix the restriction"
+            ) from None
     return np.asarray(rows, dtype=np.int32).reshape(-1, len(names))
 
 
@@ -154,10 +165,20 @@ def _int(x):
     return np.trunc(x).astype(np.int64) if np.asarray(x).dtype.kind == "f" else np.asarray(x).astype(np.int64)
 
 
-_VEC_GLOBALS = {"__builtins__": {}, "_and": _and, "_or": _or, "_not": lambda x: ~_truth(x),
-                "_where": lambda c, a, b: np.where(_truth(c), a, b), "min": _min, "max": _max,
-                "abs": np.abs, "int": _int, "float": lambda x: np.asarray(x, dtype=float),
-                "round": np.round, "bool": _truth}
+_VEC_GLOBALS = {
+    "__builtins__": {},
+    "_and": _and,
+    "_or": _or,
+    "_not": lambda x: ~_truth(x),
+    "_where": lambda c, a, b: np.where(_truth(c), a, b),
+    "min": _min,
+    "max": _max,
+    "abs": np.abs,
+    "int": _int,
+    "float": lambda x: np.asarray(x, dtype=float),
+    "round": np.round,
+    "bool": _truth,
+}
 
 
 class _Vectorise(ast.NodeTransformer):

@@ -38,8 +38,10 @@ class SearchSpace:
         self.rng = rng or np.random.default_rng()
         self._value_index = [_value_lookup(vals) for vals in self.params_values]
         # rows keyed by the flat (mixed-radix) index of the configuration: one int per lookup
-        self._radix = np.array([int(np.prod([len(v) for v in self.params_values[i + 1:]]))
-                                for i in range(self.num_params)], dtype=np.int64)
+        self._radix = np.array(
+            [int(np.prod([len(v) for v in self.params_values[i + 1 :]])) for i in range(self.num_params)],
+            dtype=np.int64,
+        )
         flat = self.valid.astype(np.int64) @ self._radix if self.valid.size else np.zeros(0, np.int64)
         self._row_of_flat = dict(zip(flat.tolist(), range(len(flat))))
         self._configs: list[tuple] | None = None
@@ -201,7 +203,7 @@ class SearchSpace:
             acc &= eq[p]
         return out
 
-    def _bitsets(self) -> "_Bitsets":
+    def _bitsets(self) -> _Bitsets:
         if self._bits is None:
             self._bits = _Bitsets.build(self.valid, [len(v) for v in self.params_values])
         return self._bits
@@ -220,7 +222,7 @@ class _Bitsets:
         self.adjacent = adjacent  # [p][i]: rows whose index of p is i or the nearest occurring index each way
 
     @classmethod
-    def build(cls, valid: np.ndarray, sizes: list[int]) -> "_Bitsets":
+    def build(cls, valid: np.ndarray, sizes: list[int]) -> _Bitsets:
         value, strict, adjacent = [], [], []
         for p, n in enumerate(sizes):
             col = valid[:, p]

@@ -22,19 +22,35 @@ from pathlib import Path
 
 import optuna
 
+import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive
-from generator.errors import TunesmithError
-from generator.tuning.recovery import (OWNER, claim, interrupted, owner_words, quiet_interrupts, recover,
-                                      same_retry)
-from generator.tuning.storage import (GRACE_BEATS, HpoError, check_storage, open_storage,  # noqa: F401 (import paths kept)
-                                      storage_url)
-from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.sandbox.optimizer_source import parse_optimizer
-import generator.live  # noqa: F401,E402  (registers the live: task source with the resolver)
+from generator.tuning.recovery import OWNER, claim, interrupted, owner_words, quiet_interrupts, recover, same_retry
+from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
+from generator.tuning.storage import (
+    GRACE_BEATS,
+    HpoError,
+    check_storage,
+    open_storage,
+    storage_url,
+)
 
 # results live in hpo_results; they are re-exported here for `from generator.tuning.hpo import ...`
-__all__ = ["HPO_DIR", "HpoError", "HpoResult", "HpoSettings", "SplitScores", "campaign_stage", "distributions",
-           "format_result", "load_results", "run_hpo", "settings_from_config", "tune_candidate", "write_result"]
+__all__ = [
+    "HPO_DIR",
+    "HpoError",
+    "HpoResult",
+    "HpoSettings",
+    "SplitScores",
+    "campaign_stage",
+    "distributions",
+    "format_result",
+    "load_results",
+    "run_hpo",
+    "settings_from_config",
+    "tune_candidate",
+    "write_result",
+]
 
 REPORT_SEED_OFFSET = 7919  # the before/after scores use other random streams than the trials did
 
@@ -64,6 +80,7 @@ class HpoSettings:
 
 # -- the search space a candidate declares ------------------------------------------------------
 
+
 def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
     """Optuna distributions for a `hyperparameters` declaration (int / float / log / categorical).
 
@@ -79,8 +96,10 @@ def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
         try:
             dists[name] = _distribution(spec)
         except (KeyError, TypeError, ValueError) as exc:
-            raise HpoError(f"{origin}: hyperparameter {name!r} {spec!r} is not usable ({exc}); declare "
-                           "{'type': 'int'|'float'|'log'|'categorical', 'low', 'high' | 'choices', 'default'}") from None
+            raise HpoError(
+                f"{origin}: hyperparameter {name!r} {spec!r} is not usable ({exc}); declare "
+                "{'type': 'int'|'float'|'log'|'categorical', 'low', 'high' | 'choices', 'default'}"
+            ) from None
     return dists
 
 
@@ -95,8 +114,9 @@ def _distribution(spec: dict):
         return optuna.distributions.IntDistribution(int(spec["low"]), int(spec["high"]), log=log, step=step)
     if kind in ("float", "log"):
         step = spec.get("step")
-        return optuna.distributions.FloatDistribution(float(spec["low"]), float(spec["high"]), log=log,
-                                                      step=None if log or step is None else float(step))
+        return optuna.distributions.FloatDistribution(
+            float(spec["low"]), float(spec["high"]), log=log, step=None if log or step is None else float(step)
+        )
     raise ValueError(f"unknown type {kind!r}")
 
 
@@ -115,6 +135,7 @@ def defaults(hyperparameters: dict) -> dict:
 
 
 # -- storage and study -------------------------------------------------------------------------
+
 
 def study_name(run_dir: Path, candidate_id: str) -> str:
     """Stable per run and candidate, so that re-running resumes the same study."""
@@ -142,8 +163,9 @@ def _surplus(trial: optuna.Trial, budget: int) -> bool:
     if any(same_retry(this, t) for t in earlier):  # two processes queued one interrupted trial again
         return True
     fixed, retried = this.system_attrs.get("fixed_params"), this.system_attrs.get("retry_history", [])
-    return fixed is not None and any(t.system_attrs.get("fixed_params") == fixed for t in earlier
-                                     if t.number not in retried)  # a retry repeats its original's values
+    return fixed is not None and any(
+        t.system_attrs.get("fixed_params") == fixed for t in earlier if t.number not in retried
+    )  # a retry repeats its original's values
 
 
 def _sampler_seed(study, settings: HpoSettings) -> int:
@@ -159,16 +181,32 @@ def _sampler_seed(study, settings: HpoSettings) -> int:
 
 # -- the objective -----------------------------------------------------------------------------
 
-def _evaluate(source: str, tasks: list, repeats: int, seed: int, timeout_s: float, params: dict | None,
-              workers: int, first_repeat: int = 0):
+
+def _evaluate(
+    source: str,
+    tasks: list,
+    repeats: int,
+    seed: int,
+    timeout_s: float,
+    params: dict | None,
+    workers: int,
+    first_repeat: int = 0,
+):
     from generator.evaluation.evaluate import evaluate_source
 
-    return evaluate_source(source, tasks, repeats=repeats, seed=seed, timeout_s=timeout_s,
-                           hyperparameters=params, workers=workers, first_repeat=first_repeat)
+    return evaluate_source(
+        source,
+        tasks,
+        repeats=repeats,
+        seed=seed,
+        timeout_s=timeout_s,
+        hyperparameters=params,
+        workers=workers,
+        first_repeat=first_repeat,
+    )
 
 
-def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSettings, timeout_s: float,
-                   workers: int):
+def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSettings, timeout_s: float, workers: int):
     """Mean P over the training tasks, reported task by task so the pruner can stop a poor trial."""
 
     def objective(trial: optuna.Trial) -> float:
@@ -189,8 +227,11 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
         if settings.racing:
             from generator.tuning.racing import raced_trial
 
-            return raced_trial(trial, lambda n, first: _evaluate(source, train_tasks, n, settings.seed, timeout_s,
-                                                                  params, workers, first), settings)
+            return raced_trial(
+                trial,
+                lambda n, first: _evaluate(source, train_tasks, n, settings.seed, timeout_s, params, workers, first),
+                settings,
+            )
         scores = []
         for step, task in enumerate(train_tasks):
             fit = _evaluate(source, [task], settings.repeats, settings.seed, timeout_s, params, workers)
@@ -208,13 +249,25 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
     return objective
 
 
-def run_study(run_dir: Path, cid: str, source: str, dists: dict, train_tasks: list, settings: HpoSettings,
-              timeout_s: float, workers: int, progress: bool = True) -> optuna.Study:
+def run_study(
+    run_dir: Path,
+    cid: str,
+    source: str,
+    dists: dict,
+    train_tasks: list,
+    settings: HpoSettings,
+    timeout_s: float,
+    workers: int,
+    progress: bool = True,
+) -> optuna.Study:
     """Create or resume the candidate's study and run this process's share of the trials."""
     study = optuna.create_study(
         study_name=study_name(run_dir, cid),
         storage=open_storage(storage_url(run_dir, settings.storage), settings.storage_origin, settings.heartbeat),
-        direction="maximize", load_if_exists=True, pruner=_pruner(settings))
+        direction="maximize",
+        load_if_exists=True,
+        pruner=_pruner(settings),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
@@ -285,16 +338,23 @@ class _OthersTrials:
         if self.since is None:
             self.since = time.monotonic()
             owners = sorted({owner_words(str(t.system_attrs.get(OWNER, "unknown owner"))) for t in running})
-            how = (f"if its process died, Optuna's heartbeat fails it within "
-                   f"{GRACE_BEATS * self.settings.heartbeat:g} s and it is run again here" if self.heartbeat else
-                   "journal storage has no heartbeat, so one left by a dead process on another host stays RUNNING")
-            _say(f"study {self.study.study_name}: waiting for {len(running)} trial(s) running in other processes "
-                 f"({', '.join(owners)}); {how}")
+            how = (
+                f"if its process died, Optuna's heartbeat fails it within "
+                f"{GRACE_BEATS * self.settings.heartbeat:g} s and it is run again here"
+                if self.heartbeat
+                else "journal storage has no heartbeat, so one left by a dead process on another host stays RUNNING"
+            )
+            _say(
+                f"study {self.study.study_name}: waiting for {len(running)} trial(s) running in other processes "
+                f"({', '.join(owners)}); {how}"
+            )
         if not self.heartbeat and time.monotonic() - self.since > self.limit_s:
             done = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
-            _say(f"study {self.study.study_name}: {done} of {self.settings.trials} trials finished; "
-                 f"{len(running)} trial(s) still RUNNING may belong to a dead process (not counted); "
-                 "run `tunesmith hpo` again once they end, or use an RDB storage (sqlite:///...) for heartbeats")
+            _say(
+                f"study {self.study.study_name}: {done} of {self.settings.trials} trials finished; "
+                f"{len(running)} trial(s) still RUNNING may belong to a dead process (not counted); "
+                "run `tunesmith hpo` again once they end, or use an RDB storage (sqlite:///...) for heartbeats"
+            )
             return False
         time.sleep(self.settings.heartbeat)
         with warnings.catch_warnings():
@@ -323,6 +383,7 @@ def _progress(enabled: bool, total: int, cid: str):
 
 # -- the whole stage ---------------------------------------------------------------------------
 
+
 def candidates_to_tune(archive: Archive, settings: HpoSettings) -> list:
     """The candidates named by --id, or the top K successful ones."""
     if settings.ids:
@@ -342,8 +403,9 @@ def _split(source, tasks, params, repeats, seed, timeout_s, workers) -> tuple[fl
     return (None if failed else fit.score), per, (None if failed else (getattr(fit, "metadata", None) or {}).get("se"))
 
 
-def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, seed: int, timeout_s: float,
-            workers: int) -> SplitScores | None:
+def compare(
+    source: str, before: dict, after: dict, tasks: list, repeats: int, seed: int, timeout_s: float, workers: int
+) -> SplitScores | None:
     """Score the default and the tuned values on a task set with the same fresh seed."""
     if not tasks:
         return None
@@ -352,8 +414,14 @@ def compare(source: str, before: dict, after: dict, tasks: list, repeats: int, s
     return SplitScores([t.name for t in tasks], b, a, pb, pa, sb, sa)
 
 
-def tune_candidate(archive: Archive, candidate, train_tasks: list, settings: HpoSettings,
-                   progress: bool = True, validation_tasks: list = ()) -> HpoResult:
+def tune_candidate(
+    archive: Archive,
+    candidate,
+    train_tasks: list,
+    settings: HpoSettings,
+    progress: bool = True,
+    validation_tasks: list = (),
+) -> HpoResult:
     """Run (or resume) the study of one candidate and score before/after on the train and validation tasks."""
     start = time.perf_counter()
     run_dir = archive.run_dir
@@ -378,17 +446,40 @@ def tune_candidate(archive: Archive, candidate, train_tasks: list, settings: Hpo
     repeats = settings.report_repeats or max(10, 2 * settings.repeats)
     with _final_scoring(run_dir, candidate.id):  # parallel `hpo` processes: one scores and writes, the others read
         done_already = load_results(run_dir).get(candidate.id)
-        if (done_already is not None and done_already.best_params == best_params
-                and done_already.trials == {**counts, "requested": settings.trials if dists else 0}
-                and done_already.report_repeats == repeats and done_already.report_seed == report_seed
-                and (done_already.validation is not None) == bool(validation_tasks)):
+        if (
+            done_already is not None
+            and done_already.best_params == best_params
+            and done_already.trials == {**counts, "requested": settings.trials if dists else 0}
+            and done_already.report_repeats == repeats
+            and done_already.report_seed == report_seed
+            and (done_already.validation is not None) == bool(validation_tasks)
+        ):
             return done_already
         if progress:  # after the trials' bar, tens of seconds of runs: say what they are
             sets = "training" + (" and validation" if validation_tasks else "")  # the test tasks are sealed
-            _say(f"hpo {candidate.id}: scoring the default and the tuned values on the {sets} tasks "
-                 f"({repeats} repeats each, seeds no trial saw)")
-        return _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts,
-                                dists, train_tasks, repeats, report_seed, timeout_s, workers, start, validation_tasks)
+            _say(
+                f"hpo {candidate.id}: scoring the default and the tuned values on the {sets} tasks "
+                f"({repeats} repeats each, seeds no trial saw)"
+            )
+        return _score_and_write(
+            archive,
+            candidate,
+            info,
+            name,
+            settings,
+            declared,
+            best_params,
+            best_value,
+            counts,
+            dists,
+            train_tasks,
+            repeats,
+            report_seed,
+            timeout_s,
+            workers,
+            start,
+            validation_tasks,
+        )
 
 
 def _final_scoring(run_dir: Path, cid: str):
@@ -407,13 +498,33 @@ def _final_scoring(run_dir: Path, cid: str):
     return held()
 
 
-def _score_and_write(archive, candidate, info, name, settings, declared, best_params, best_value, counts, dists,
-                     train_tasks, repeats, report_seed, timeout_s, workers, start, validation_tasks=()) -> HpoResult:
+def _score_and_write(
+    archive,
+    candidate,
+    info,
+    name,
+    settings,
+    declared,
+    best_params,
+    best_value,
+    counts,
+    dists,
+    train_tasks,
+    repeats,
+    report_seed,
+    timeout_s,
+    workers,
+    start,
+    validation_tasks=(),
+) -> HpoResult:
     run_dir = archive.run_dir
     source = archive.code(candidate)
     train = compare(source, declared, best_params, train_tasks, repeats, report_seed, timeout_s, workers)
-    validation = (compare(source, declared, best_params, validation_tasks, repeats, report_seed, timeout_s, workers)
-                  if validation_tasks else None)
+    validation = (
+        compare(source, declared, best_params, validation_tasks, repeats, report_seed, timeout_s, workers)
+        if validation_tasks
+        else None
+    )
     test = None  # sealed: the campaign scores its final choice on the test tasks once (campaign.sealed_test)
     # Trials all share one seed, so the best trial is partly the luckiest; keep its values only if they also
     # beat the defaults on streams the trials never saw, and, where the campaign has a validation set, on
@@ -422,10 +533,25 @@ def _score_and_write(archive, candidate, info, name, settings, declared, best_pa
     # choice, which is what the validation set is for.
     accepted = _wins(train) and (validation is None or _wins(validation))
     result = HpoResult(
-        candidate.id, info.class_name, name, storage_url(run_dir, settings.storage), info.hyperparameters,
-        declared, best_params, best_value, {**counts, "requested": settings.trials if dists else 0},
-        train, test, settings.repeats, settings.seed, report_seed, round(time.perf_counter() - start, 2),
-        accepted=accepted or best_params == declared, report_repeats=repeats, validation=validation)
+        candidate.id,
+        info.class_name,
+        name,
+        storage_url(run_dir, settings.storage),
+        info.hyperparameters,
+        declared,
+        best_params,
+        best_value,
+        {**counts, "requested": settings.trials if dists else 0},
+        train,
+        test,
+        settings.repeats,
+        settings.seed,
+        report_seed,
+        round(time.perf_counter() - start, 2),
+        accepted=accepted or best_params == declared,
+        report_repeats=repeats,
+        validation=validation,
+    )
     write_result(run_dir, result)
     return result
 
@@ -438,10 +564,12 @@ def _wins(split) -> bool:
 def _trial_counts(study) -> dict:
     s = optuna.trial.TrialState
     trials = study.get_trials(deepcopy=False)
-    return {"complete": sum(t.state == s.COMPLETE for t in trials),
-            "pruned": sum(t.state == s.PRUNED for t in trials),
-            "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials),  # not surplus/stale
-            "interrupted": sum(interrupted(t) for t in trials)}  # killed or stopped, then run again
+    return {
+        "complete": sum(t.state == s.COMPLETE for t in trials),
+        "pruned": sum(t.state == s.PRUNED for t in trials),
+        "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials),  # not surplus/stale
+        "interrupted": sum(interrupted(t) for t in trials),
+    }  # killed or stopped, then run again
 
 
 def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, int]:
@@ -467,8 +595,9 @@ def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoRe
         try:
             with quiet_interrupts():  # Ctrl-C: one line from the command, not Optuna's traceback
                 for candidate in candidates_to_tune(archive, settings):
-                    results.append(tune_candidate(archive, candidate, train_tasks, settings, progress,
-                                                  validation_tasks))
+                    results.append(
+                        tune_candidate(archive, candidate, train_tasks, settings, progress, validation_tasks)
+                    )
         finally:
             optuna.logging.set_verbosity(verbosity)
     return results
@@ -509,9 +638,12 @@ def settings_from_config(config: dict, **overrides) -> HpoSettings:
 
 
 # command-line overrides that count something (the [hpo] section's own fields say so through pydantic, ge=1)
-_COUNTS = {"trials": ("--trials", "Optuna trials per candidate"), "repeats": ("--repeats", "runs per task and trial"),
-           "top_k": ("--top", "candidates to tune"), "report_repeats": ("--report-repeats", "runs per task of the "
-                                                                      "before/after scores")}
+_COUNTS = {
+    "trials": ("--trials", "Optuna trials per candidate"),
+    "repeats": ("--repeats", "runs per task and trial"),
+    "top_k": ("--top", "candidates to tune"),
+    "report_repeats": ("--report-repeats", "runs per task of the before/after scores"),
+}
 
 
 def _check_counts(overrides: dict) -> None:

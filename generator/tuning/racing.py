@@ -23,8 +23,11 @@ class RacePruner(optuna.pruners.BasePruner):
         self.confidence = confidence
 
     def prune(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> bool:
-        done = [t for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-                if t.value is not None and VALUES in t.user_attrs]
+        done = [
+            t
+            for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+            if t.value is not None and VALUES in t.user_attrs
+        ]
         if not done or VALUES not in trial.user_attrs:
             return False
         best = max(done, key=lambda t: t.value)

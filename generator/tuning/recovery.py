@@ -109,8 +109,11 @@ def recover(study: optuna.Study) -> int:
             continue
         attrs = {k: v for k, v in t.system_attrs.items() if k != OWNER}
         attrs.update(failed_trial=history[0], retry_history=history)
-        study.add_trial(optuna.trial.create_trial(state=_State.WAITING, params=t.params,
-                                                  distributions=t.distributions, system_attrs=attrs))
+        study.add_trial(
+            optuna.trial.create_trial(
+                state=_State.WAITING, params=t.params, distributions=t.distributions, system_attrs=attrs
+            )
+        )
         queued += 1
     return queued
 

@@ -60,7 +60,7 @@ class HpoResult:
         return dict(self.best_params if self.accepted else self.defaults)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "HpoResult":
+    def from_dict(cls, data: dict) -> HpoResult:
         data = dict(data)
         for split in SPLITS:
             if data.get(split):
@@ -105,24 +105,30 @@ def _pm(se) -> str:
 
 def format_result(r: HpoResult) -> str:
     """A few lines for the terminal."""
+
     def f(x):
         return "  n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:5.3f}"
 
     # interrupted trials (the process was killed or stopped) are not failures of the candidate: run again
     again = f", {r.trials['interrupted']} interrupted and run again" if r.trials.get("interrupted") else ""
-    lines = [f"{r.candidate_id} ({r.class_name}): {r.trials.get('complete', 0)} complete, "
-             f"{r.trials.get('pruned', 0)} pruned, {r.trials.get('failed', 0)} failed trials{again}; "
-             f"study {r.study_name}"]
+    lines = [
+        f"{r.candidate_id} ({r.class_name}): {r.trials.get('complete', 0)} complete, "
+        f"{r.trials.get('pruned', 0)} pruned, {r.trials.get('failed', 0)} failed trials{again}; "
+        f"study {r.study_name}"
+    ]
     for label in SPLITS:
         s = getattr(r, label)
         if s is not None:
-            lines.append(f"  {label[:5]:5s} P  default {f(s.before)}{_pm(s.se_before)}  ->  tuned {f(s.after)}"
-                         f"{_pm(s.se_after)}   ({', '.join(s.tasks)})")
+            lines.append(
+                f"  {label[:5]:5s} P  default {f(s.before)}{_pm(s.se_before)}  ->  tuned {f(s.after)}"
+                f"{_pm(s.se_after)}   ({', '.join(s.tasks)})"
+            )
     changed = {k: v for k, v in r.best_params.items() if r.defaults.get(k) != v}
     if changed and not r.accepted:
         where = "training and validation tasks" if r.validation is not None else "training tasks"
-        lines.append(f"  best trial {json.dumps(changed)} did not beat the defaults on the {where}' fresh seeds: "
-                     "defaults kept")
+        lines.append(
+            f"  best trial {json.dumps(changed)} did not beat the defaults on the {where}' fresh seeds: defaults kept"
+        )
     else:
         lines.append(f"  tuned values: {json.dumps(changed) if changed else 'defaults kept'}")
     return "\n".join(lines)

@@ -55,19 +55,27 @@ def open_storage(url: str, origin: str = "--storage", heartbeat: float = 30.0):
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5 and say so loudly
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # that only: a deprecation shows
                 return optuna.storages.RDBStorage(
-                    url, engine_kwargs=engine, heartbeat_interval=beat, grace_period=GRACE_BEATS * beat,
-                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY))
+                    url,
+                    engine_kwargs=engine,
+                    heartbeat_interval=beat,
+                    grace_period=GRACE_BEATS * beat,
+                    heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
+                        max_retry=MAX_RETRY
+                    ),
+                )
         except Exception as exc:  # noqa: BLE001 - sqlalchemy and drivers raise many kinds
             # workers that start together race to create the schema; the loser just opens it again
             if attempt < 5 and any(w in str(exc) for w in ("already exists", "UNIQUE constraint", "locked")):
                 time.sleep(0.2 * (attempt + 1))
                 continue
-            raise HpoError(f"{origin} {url}: cannot open ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
-                           "check the URL and that its database driver is installed") from None
+            raise HpoError(
+                f"{origin} {url}: cannot open ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
+                "check the URL and that its database driver is installed"
+            ) from None
 
 
 def _journal_path(url: str) -> str:
-    return url[len("journal:"):].removeprefix("//")
+    return url[len("journal:") :].removeprefix("//")
 
 
 def check_storage(url: str | None, origin: str) -> None:
@@ -88,8 +96,10 @@ def check_storage(url: str | None, origin: str) -> None:
         parsed = make_url(url)
         parsed.get_dialect()  # the driver module: a missing one fails here, not after the campaign
     except Exception as exc:  # noqa: BLE001 - ArgumentError, NoSuchModuleError, ImportError
-        raise HpoError(f"{origin} {url}: not usable ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
-                       f"use {FORMS} with its database driver installed") from None
+        raise HpoError(
+            f"{origin} {url}: not usable ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
+            f"use {FORMS} with its database driver installed"
+        ) from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             _check_file(Path(parsed.database), url, origin)
@@ -104,7 +114,9 @@ def _check_file(path: Path, url: str, origin: str) -> None:
         raise HpoError(f"{origin} {url}: {path} is a folder; name a file in it")
     folder = path.parent
     if not folder.is_dir():
-        raise HpoError(f"{origin} {url}: folder {folder} does not exist; create it or name a file in a folder that does")
+        raise HpoError(
+            f"{origin} {url}: folder {folder} does not exist; create it or name a file in a folder that does"
+        )
     target = path if path.exists() else folder
     if not os.access(target, os.W_OK) or _read_only_fs(folder):
         raise HpoError(f"{origin} {url}: {target} is not writable; name a file where you may write")
@@ -124,12 +136,16 @@ def _check_server(url: str, origin: str) -> None:
     try:
         engine = sqlalchemy.create_engine(url)
     except ImportError as exc:  # the dialect's driver (psycopg2, pymysql, ...) loads here
-        raise HpoError(f"{origin} {url}: its database driver is not installed ({exc}); install that module "
-                       "with pip, or use sqlite:///PATH or journal:PATH") from None
+        raise HpoError(
+            f"{origin} {url}: its database driver is not installed ({exc}); install that module "
+            "with pip, or use sqlite:///PATH or journal:PATH"
+        ) from None
     try:
         with engine.connect():
             pass
         engine.dispose()
     except Exception as exc:  # noqa: BLE001
-        raise HpoError(f"{origin} {url}: cannot connect ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
-                       "check the server, the URL and the credentials") from None
+        raise HpoError(
+            f"{origin} {url}: cannot connect ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
+            "check the server, the URL and the credentials"
+        ) from None

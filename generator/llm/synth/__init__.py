@@ -26,12 +26,25 @@ def register() -> None:
         _HANDLER = _HANDLER or SynthLLM()
         # append, never replace: other custom providers may be registered already
         litellm.custom_provider_map = list(litellm.custom_provider_map) + [
-            {"provider": PROVIDER, "custom_handler": _HANDLER}]
+            {"provider": PROVIDER, "custom_handler": _HANDLER}
+        ]
     # zero prices, so litellm's own cost accounting records $0 instead of "model not mapped"
-    litellm.register_model({f"{PROVIDER}/{m}": {
-        "litellm_provider": PROVIDER, "mode": "chat", "max_tokens": 32768, "max_input_tokens": 1_000_000,
-        "max_output_tokens": 32768, "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
-        "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0} for m in MODELS})
+    litellm.register_model(
+        {
+            f"{PROVIDER}/{m}": {
+                "litellm_provider": PROVIDER,
+                "mode": "chat",
+                "max_tokens": 32768,
+                "max_input_tokens": 1_000_000,
+                "max_output_tokens": 32768,
+                "input_cost_per_token": 0.0,
+                "output_cost_per_token": 0.0,
+                "cache_creation_input_token_cost": 0.0,
+                "cache_read_input_token_cost": 0.0,
+            }
+            for m in MODELS
+        }
+    )
 
 
 def synthesize(prompt: str, seed: int | None = None, repeat: int = 0) -> str:

@@ -187,7 +187,11 @@ def global_probes(self, n):
 
 # ---------------------------------------------------------------------------------------------
 # Schemes: the main loop.
-TRAJECTORY = Component("scheme", "trajectory", "single-point local search", '''
+TRAJECTORY = Component(
+    "scheme",
+    "trajectory",
+    "single-point local search",
+    '''
 def search(self):
     """Single-point search: start from the best initial sample, move through the neighbourhood."""
     start = self.initial_configs(self.init_size)
@@ -225,9 +229,15 @@ def search(self):
             stall += 1
         #@restart: if stall >= self.patience:
         #@restart:     current, stall = self.restart(current), 0
-''', ("init_size",))
+''',
+    ("init_size",),
+)
 
-POPULATION = Component("scheme", "population", "population search", '''
+POPULATION = Component(
+    "scheme",
+    "population",
+    "population search",
+    '''
 def search(self):
     """Population search: tournament selection, variation, repair to valid unvisited configurations."""
     population = list(self.initial_configs(self.pop_size))
@@ -255,18 +265,31 @@ def search(self):
         stall = 0 if self.best_value < best_before else stall + len(children)
         #@restart: if stall >= self.patience:
         #@restart:     population, stall = self.restart_population(population), 0
-''', ("pop_size", "tournament_size"))
+''',
+    ("pop_size", "tournament_size"),
+)
 SCHEMES = {c.name: c for c in (TRAJECTORY, POPULATION)}
 
 # ---------------------------------------------------------------------------------------------
 # Initialisation.
-INITS = {c.name: c for c in (
-    Component("init", "random", "random initial sample", '''
+INITS = {
+    c.name: c
+    for c in (
+        Component(
+            "init",
+            "random",
+            "random initial sample",
+            '''
 def initial_configs(self, n):
     """Initialisation: n distinct random valid configurations."""
     return self.random_unvisited(n)
-'''),
-    Component("init", "spread", "Latin-hypercube-like spread initial sample", '''
+''',
+        ),
+        Component(
+            "init",
+            "spread",
+            "Latin-hypercube-like spread initial sample",
+            '''
 def initial_configs(self, n):
     """Initialisation: a Latin-hypercube-like spread over each parameter's value indices, repaired."""
     n = max(1, int(n))
@@ -281,51 +304,84 @@ def initial_configs(self, n):
         if config not in configs:
             configs.append(config)
     return configs
-'''),
-)}
+''',
+        ),
+    )
+}
+
 
 # ---------------------------------------------------------------------------------------------
 # Neighbourhoods (trajectory search and the local search of memetic populations).
 def _kt_neighbourhood(method: str, meaning: str) -> Component:
-    return Component("neighbourhood", method, f"{method} neighbours", f'''
+    return Component(
+        "neighbourhood",
+        method,
+        f"{method} neighbours",
+        f'''
 def neighbours(self, config):
     """Neighbourhood: {meaning} (Kernel Tuner's "{method}" neighbours)."""
     return [tuple(c) for c in self.space.get_neighbors(tuple(config), neighbor_method="{method}")]
-''')
+''',
+    )
 
 
-NEIGHBOURHOODS = {c.name: c for c in (
-    _kt_neighbourhood("Hamming", "configurations that differ in exactly one parameter"),
-    _kt_neighbourhood("adjacent", "configurations one value step away in any parameters"),
-    _kt_neighbourhood("strictly-adjacent", "configurations at most one value step away in every parameter"),
-    Component("neighbourhood", "mixed", "adjacent-then-Hamming neighbours", '''
+NEIGHBOURHOODS = {
+    c.name: c
+    for c in (
+        _kt_neighbourhood("Hamming", "configurations that differ in exactly one parameter"),
+        _kt_neighbourhood("adjacent", "configurations one value step away in any parameters"),
+        _kt_neighbourhood("strictly-adjacent", "configurations at most one value step away in every parameter"),
+        Component(
+            "neighbourhood",
+            "mixed",
+            "adjacent-then-Hamming neighbours",
+            '''
 def neighbours(self, config):
     """Neighbourhood: small adjacent steps first; Hamming neighbours once those are all visited."""
     near = [tuple(c) for c in self.space.get_neighbors(tuple(config), neighbor_method="strictly-adjacent")]
     if any(c not in self.cache for c in near):
         return near
     return [tuple(c) for c in self.space.get_neighbors(tuple(config), neighbor_method="Hamming")]
-'''),
-    Component("neighbourhood", "index-step", "index-step mutants", '''
+''',
+        ),
+        Component(
+            "neighbourhood",
+            "index-step",
+            "index-step mutants",
+            '''
 def neighbours(self, config):
     """Neighbourhood: pool_size mutants of config (steps over value indices), repaired to validity."""
     base = self.indices(config)
     # a list, not a generator: StopIteration (space exhausted) must reach __call__ unchanged
     pool = [self.repair(self.config_at(self.mutate(base))) for _ in range(self.pool_size)]
     return list(dict.fromkeys(pool))
-''', ("pool_size",)),
-)}
+''',
+            ("pool_size",),
+        ),
+    )
+}
 
 # ---------------------------------------------------------------------------------------------
 # Acceptance of a measured move.
 _FAILED = "if value >= 1e300:  # failed or invalid: never move there\n        return False\n    "
-ACCEPTANCES = {c.name: c for c in (
-    Component("acceptance", "greedy", "greedy acceptance", '''
+ACCEPTANCES = {
+    c.name: c
+    for c in (
+        Component(
+            "acceptance",
+            "greedy",
+            "greedy acceptance",
+            '''
 def accept(self, value, current_value):
     """Acceptance: move only to better configurations."""
     return value < current_value
-'''),
-    Component("acceptance", "annealing", "simulated-annealing acceptance", f'''
+''',
+        ),
+        Component(
+            "acceptance",
+            "annealing",
+            "simulated-annealing acceptance",
+            f'''
 def accept(self, value, current_value):
     """Acceptance: worse moves pass with probability exp(-relative loss / T); T cools with the budget."""
     {_FAILED}if value < current_value:
@@ -333,13 +389,25 @@ def accept(self, value, current_value):
     temperature = self.start_temperature * max(1e-3, 1.0 - self.spent())
     loss = (value - current_value) / max(abs(current_value), 1e-12)
     return self.rng.random() < math.exp(-min(loss / temperature, 700.0))
-''', ("start_temperature",)),
-    Component("acceptance", "threshold", "threshold acceptance", f'''
+''',
+            ("start_temperature",),
+        ),
+        Component(
+            "acceptance",
+            "threshold",
+            "threshold acceptance",
+            f'''
 def accept(self, value, current_value):
     """Acceptance: anything within a relative threshold of the current value; it shrinks with the budget."""
     {_FAILED}return value - current_value <= self.threshold * (1.0 - self.spent()) * abs(current_value)
-''', ("threshold",)),
-    Component("acceptance", "late", "late acceptance", f'''
+''',
+            ("threshold",),
+        ),
+        Component(
+            "acceptance",
+            "late",
+            "late acceptance",
+            f'''
 def accept(self, value, current_value):
     """Acceptance: better than now, or better than the current value history_length moves ago."""
     {_FAILED}if len(self.late) < self.history_length:
@@ -349,14 +417,24 @@ def accept(self, value, current_value):
     self.late[slot] = value if ok else current_value
     self.late_step += 1
     return ok
-''', ("history_length",), state="self.late, self.late_step = [], 0  # late-acceptance memory\n"),
-)}
+''',
+            ("history_length",),
+            state="self.late, self.late_step = [], 0  # late-acceptance memory\n",
+        ),
+    )
+}
 
 # ---------------------------------------------------------------------------------------------
 # Memory beyond the visited set (which every optimizer keeps in self.cache).
-MEMORIES = {c.name: c for c in (
-    Component("memory", "visited", "a visited set"),
-    Component("memory", "tabu", "a tabu list of recent moves", '''
+MEMORIES = {
+    c.name: c
+    for c in (
+        Component("memory", "visited", "a visited set"),
+        Component(
+            "memory",
+            "tabu",
+            "a tabu list of recent moves",
+            '''
 def allowed(self, config):
     """Memory: a move may not restore a parameter value changed within the last tabu_tenure moves."""
     return not any(config[p] == v for p, v in self.tabu)
@@ -366,29 +444,53 @@ def remember_move(self, current, config):
     for p, (old, new) in enumerate(zip(current, config)):
         if old != new:
             self.tabu.append((p, old))
-''', ("tabu_tenure",), ("collections",), "self.tabu = collections.deque(maxlen=self.tabu_tenure)\n", "tabu"),
-)}
+''',
+            ("tabu_tenure",),
+            ("collections",),
+            "self.tabu = collections.deque(maxlen=self.tabu_tenure)\n",
+            "tabu",
+        ),
+    )
+}
 
 # ---------------------------------------------------------------------------------------------
 # Restarts. The trajectory scheme always needs `restart` (to escape an explored local optimum);
 # the component decides how, and whether stagnation also triggers it (tag "restart").
-RESTARTS = {c.name: c for c in (
-    Component("restart", "none", "no restarts", '''
+RESTARTS = {
+    c.name: c
+    for c in (
+        Component(
+            "restart",
+            "none",
+            "no restarts",
+            '''
 def restart(self, current):
     """Escape: continue from a random unvisited configuration."""
     config = self.random_unvisited(1)[0]
     self.evaluate(config)
     return config
-'''),
-    Component("restart", "random", "random restarts on stagnation", '''
+''',
+        ),
+        Component(
+            "restart",
+            "random",
+            "random restarts on stagnation",
+            '''
 def restart(self, current):
     """Restart: continue from the best of restart_sample fresh random configurations."""
     fresh = self.random_unvisited(self.restart_sample)
     for config in fresh:
         self.evaluate(config)
     return min(fresh, key=self.cache.get)
-''', ("patience", "restart_sample"), tag="restart"),
-    Component("restart", "perturb", "perturbation restarts from the best (iterated local search)", '''
+''',
+            ("patience", "restart_sample"),
+            tag="restart",
+        ),
+        Component(
+            "restart",
+            "perturb",
+            "perturbation restarts from the best (iterated local search)",
+            '''
 def restart(self, current):
     """Restart: kick the best configuration by changing kick_size random parameters, repaired."""
     idx = self.indices(self.best_config if self.best_config is not None else current)
@@ -397,10 +499,19 @@ def restart(self, current):
     config = self.repair(self.config_at(idx))
     self.evaluate(config)
     return config
-''', ("patience", "kick_size"), tag="restart"),
-)}
+''',
+            ("patience", "kick_size"),
+            tag="restart",
+        ),
+    )
+}
 
-JUMPS = {c.name: c for c in (
-    Component("jump", "none", "no random jumps"),
-    Component("jump", "random", "random jumps", "", ("jump_rate", "global_pool"), tag="jump", needs=("global_probes",)),
-)}
+JUMPS = {
+    c.name: c
+    for c in (
+        Component("jump", "none", "no random jumps"),
+        Component(
+            "jump", "random", "random jumps", "", ("jump_rate", "global_pool"), tag="jump", needs=("global_probes",)
+        ),
+    )
+}

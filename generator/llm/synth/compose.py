@@ -37,9 +37,20 @@ TRAJECTORY_SLOTS = ("init", "neighbourhood", "screening", "acceptance", "memory"
 POPULATION_SLOTS = ("init", "step", "crossover", "brood", "replacement", "restart", "local_search")
 LOCAL_SEARCH_SLOTS = ("neighbourhood", "screening", "acceptance")  # used by memetic populations
 # What fills a slot that becomes active without a choice (e.g. after a refinement changed the scheme).
-PLAIN = {"init": "spread", "neighbourhood": "Hamming", "screening": "none", "acceptance": "greedy",
-         "memory": "visited", "jump": "none", "restart": "random", "step": "fixed", "crossover": "uniform",
-         "replacement": "plus", "local_search": "none", "brood": "single"}
+PLAIN = {
+    "init": "spread",
+    "neighbourhood": "Hamming",
+    "screening": "none",
+    "acceptance": "greedy",
+    "memory": "visited",
+    "jump": "none",
+    "restart": "random",
+    "step": "fixed",
+    "crossover": "uniform",
+    "replacement": "plus",
+    "local_search": "none",
+    "brood": "single",
+}
 
 
 @dataclass
@@ -91,8 +102,11 @@ class Composition:
         return self.scheme + ":" + ",".join(f"{s}={self.slots[s]}" for s in self.active_slots())
 
     def to_json(self) -> str:
-        return json.dumps({"v": FORMAT_VERSION, "scheme": self.scheme, "slots": self.slots, "hp": self.hp},
-                          sort_keys=True, separators=(",", ":"))
+        return json.dumps(
+            {"v": FORMAT_VERSION, "scheme": self.scheme, "slots": self.slots, "hp": self.hp},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
 
     @staticmethod
     def from_dict(doc: dict) -> Composition:
@@ -110,11 +124,32 @@ class Composition:
 
 # Neutral defaults; operators overwrite them from the search-space statistics.
 DEFAULT_HP = {
-    "init_size": 8, "pop_size": 10, "tournament_size": 3, "mutation_rate": 0.2, "crossover_rate": 0.8,
-    "elite_count": 2, "max_step": 2, "step_size": 1.5, "pool_size": 8, "knn_k": 3, "explore_rate": 0.1,
-    "start_temperature": 0.05, "threshold": 0.05, "history_length": 10, "tabu_tenure": 7, "patience": 30,
-    "restart_sample": 4, "kick_size": 2, "jump_rate": 0.05, "ls_steps": 8, "brood_size": 4, "ridge": 1.0,
-    "init_share": 0.1, "explore_weight": 0.5, "global_share": 0.2, "global_pool": 8,
+    "init_size": 8,
+    "pop_size": 10,
+    "tournament_size": 3,
+    "mutation_rate": 0.2,
+    "crossover_rate": 0.8,
+    "elite_count": 2,
+    "max_step": 2,
+    "step_size": 1.5,
+    "pool_size": 8,
+    "knn_k": 3,
+    "explore_rate": 0.1,
+    "start_temperature": 0.05,
+    "threshold": 0.05,
+    "history_length": 10,
+    "tabu_tenure": 7,
+    "patience": 30,
+    "restart_sample": 4,
+    "kick_size": 2,
+    "jump_rate": 0.05,
+    "ls_steps": 8,
+    "brood_size": 4,
+    "ridge": 1.0,
+    "init_share": 0.1,
+    "explore_weight": 0.5,
+    "global_share": 0.2,
+    "global_pool": 8,
 }
 
 
@@ -139,17 +174,33 @@ def read_composition(code: str) -> Composition | None:
 # ---------------------------------------------------------------------------------------------
 # Names and descriptions.
 _WORDS = {
-    ("init", "spread"): "Spread", ("neighbourhood", "Hamming"): "Hamming",
-    ("neighbourhood", "adjacent"): "Adjacent", ("neighbourhood", "strictly-adjacent"): "StrictAdjacent",
-    ("neighbourhood", "mixed"): "VariableNeighbourhood", ("neighbourhood", "index-step"): "IndexStep",
-    ("screening", "knn"): "Knn", ("screening", "additive"): "Additive", ("acceptance", "greedy"): "Greedy", ("acceptance", "annealing"): "Annealing",
-    ("acceptance", "threshold"): "Threshold", ("acceptance", "late"): "LateAcceptance",
-    ("memory", "tabu"): "Tabu", ("jump", "random"): "Jumping", ("restart", "random"): "Restart",
-    ("restart", "perturb"): "Iterated", ("step", "adaptive"): "Adaptive",
-    ("crossover", "uniform"): "Uniform", ("crossover", "one-point"): "OnePoint", ("crossover", "leaders"): "Pack",
-    ("replacement", "elitist"): "Elitist", ("local_search", "memetic"): "Memetic",
-    ("brood", "screened"): "Brood", ("init", "design"): "Designed", ("screening", "lcb"): "Bounded",
-    ("jump", "adaptive"): "Switching", ("init", "screened"): "Screened",
+    ("init", "spread"): "Spread",
+    ("neighbourhood", "Hamming"): "Hamming",
+    ("neighbourhood", "adjacent"): "Adjacent",
+    ("neighbourhood", "strictly-adjacent"): "StrictAdjacent",
+    ("neighbourhood", "mixed"): "VariableNeighbourhood",
+    ("neighbourhood", "index-step"): "IndexStep",
+    ("screening", "knn"): "Knn",
+    ("screening", "additive"): "Additive",
+    ("acceptance", "greedy"): "Greedy",
+    ("acceptance", "annealing"): "Annealing",
+    ("acceptance", "threshold"): "Threshold",
+    ("acceptance", "late"): "LateAcceptance",
+    ("memory", "tabu"): "Tabu",
+    ("jump", "random"): "Jumping",
+    ("restart", "random"): "Restart",
+    ("restart", "perturb"): "Iterated",
+    ("step", "adaptive"): "Adaptive",
+    ("crossover", "uniform"): "Uniform",
+    ("crossover", "one-point"): "OnePoint",
+    ("crossover", "leaders"): "Pack",
+    ("replacement", "elitist"): "Elitist",
+    ("local_search", "memetic"): "Memetic",
+    ("brood", "screened"): "Brood",
+    ("init", "design"): "Designed",
+    ("screening", "lcb"): "Bounded",
+    ("jump", "adaptive"): "Switching",
+    ("init", "screened"): "Screened",
     ("restart", "screened"): "Rescreening",
 }
 
@@ -225,23 +276,32 @@ def _safe(text: str) -> str:
     return " ".join(str(text).replace("\\", "/").replace('"' * 3, "'" * 3).split())
 
 
-def render(comp: Composition, rationale: list[str] | None = None,
-           notes: list[str] | None = None) -> tuple[str, str, str]:
+def render(
+    comp: Composition, rationale: list[str] | None = None, notes: list[str] | None = None
+) -> tuple[str, str, str]:
     """(class name, one-line description, complete source) of a composition."""
     comp = comp.normalised()
     name, description = class_name(comp), describe(comp)
     imports = sorted({"math", *[i for c in comp.components() for i in c.imports]})
     state = "".join(c.state for c in comp.components())
     why = "".join(f"    - {_safe(r)}\n" for r in (rationale or []))
-    header = (f"{MARKER} {comp.to_json()}\n"
-              f'"""{name}: {description}.\n\n'
-              "Written by Tunesmith's offline synthesizer (a component composer, not an LLM).\n"
-              + (f"Why these components:\n{why}" if why else "")
-              + "".join(f"Note: {_safe(n)}\n" for n in (notes or [])) + '"""\n\n')
-    source = (header + "".join(f"import {i}\n" for i in imports) + "\nimport numpy as np\n\n\n"
-              f"class {name}:\n"
-              f'    """{description[0].upper() + description[1:]}."""\n\n'
-              + _hp_literal(comp) + "\n" + _init_code(comp) + "\n"
-              + _indent(C.CORE.replace("{state}", _indent(state, "    ") if state else ""))
-              + "".join("\n" + _indent(b) for b in _method_blocks(comp)))
+    header = (
+        f"{MARKER} {comp.to_json()}\n"
+        f'"""{name}: {description}.\n\n'
+        "Written by Tunesmith's offline synthesizer (a component composer, not an LLM).\n"
+        + (f"Why these components:\n{why}" if why else "")
+        + "".join(f"Note: {_safe(n)}\n" for n in (notes or []))
+        + '"""\n\n'
+    )
+    source = (
+        header + "".join(f"import {i}\n" for i in imports) + "\nimport numpy as np\n\n\n"
+        f"class {name}:\n"
+        f'    """{description[0].upper() + description[1:]}."""\n\n'
+        + _hp_literal(comp)
+        + "\n"
+        + _init_code(comp)
+        + "\n"
+        + _indent(C.CORE.replace("{state}", _indent(state, "    ") if state else ""))
+        + "".join("\n" + _indent(b) for b in _method_blocks(comp))
+    )
     return name, description, source

@@ -11,25 +11,39 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from generator.llm.synth.compose import SLOT_OPTIONS, Composition, class_name, clamp_hp
 from generator.llm.synth.components import HP_SPECS
+from generator.llm.synth.compose import SLOT_OPTIONS, Composition, clamp_hp, class_name
 from generator.llm.synth.parse import Request
 from generator.llm.synth.profile import Profile, profile_of
 
 # Replacing a component by its plainer alternative: what `simplify` may do, slot by slot.
 SIMPLER = {
-    "screening": {"knn": "none", "additive": "none", "lcb": "knn"}, "memory": {"tabu": "visited"},
+    "screening": {"knn": "none", "additive": "none", "lcb": "knn"},
+    "memory": {"tabu": "visited"},
     "jump": {"random": "none", "adaptive": "none"},
-    "restart": {"random": "none", "perturb": "none", "screened": "random"}, "step": {"adaptive": "fixed"},
-    "crossover": {"uniform": "none", "one-point": "none", "leaders": "none"}, "local_search": {"memetic": "none"},
+    "restart": {"random": "none", "perturb": "none", "screened": "random"},
+    "step": {"adaptive": "fixed"},
+    "crossover": {"uniform": "none", "one-point": "none", "leaders": "none"},
+    "local_search": {"memetic": "none"},
     "acceptance": {"annealing": "greedy", "threshold": "greedy", "late": "greedy"},
-    "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"}, "init": {"spread": "random", "design": "spread", "screened": "spread"},
-    "replacement": {"elitist": "plus"}, "brood": {"screened": "single"},
+    "neighbourhood": {"mixed": "Hamming", "index-step": "Hamming"},
+    "init": {"spread": "random", "design": "spread", "screened": "spread"},
+    "replacement": {"elitist": "plus"},
+    "brood": {"screened": "single"},
 }
 # The composition `fix` falls back to: every part of it is the plainest, best-tested option.
-SAFE = Composition("trajectory", {"init": "spread", "neighbourhood": "Hamming", "screening": "none",
-                                  "acceptance": "greedy", "memory": "visited", "jump": "none",
-                                  "restart": "random"})
+SAFE = Composition(
+    "trajectory",
+    {
+        "init": "spread",
+        "neighbourhood": "Hamming",
+        "screening": "none",
+        "acceptance": "greedy",
+        "memory": "visited",
+        "jump": "none",
+        "restart": "random",
+    },
+)
 
 
 @dataclass
@@ -48,8 +62,9 @@ def apply(req: Request, rng: random.Random, avoid: set[str] = frozenset()) -> De
     copied = req.near_copy.normalised().key() if req.near_copy is not None else None
     design = _apply(req, rng)
     for _ in range(20):
-        if design.source is not None or (design.composition.normalised().to_json() not in avoid
-                                         and design.composition.normalised().key() != copied):
+        if design.source is not None or (
+            design.composition.normalised().to_json() not in avoid and design.composition.normalised().key() != copied
+        ):
             break
         design = _apply(req, rng)
     return design
@@ -64,8 +79,11 @@ def _apply(req: Request, rng: random.Random) -> Design:
         return crossover(req, prof, rng)
     if req.operator in ("refine", "simplify"):
         if parent is None or parent.composition is None:
-            why = "no parent code was given" if parent is None else \
-                f"parent {parent.id} was not written by the offline synthesizer, so its parts cannot be read"
+            why = (
+                "no parent code was given"
+                if parent is None
+                else f"parent {parent.id} was not written by the offline synthesizer, so its parts cannot be read"
+            )
             design = new(req, prof, rng)
             design.notes.insert(0, f"{req.operator} fell back to a new design: {why}")
             return design
@@ -200,12 +218,15 @@ def crossover(req: Request, prof: Profile, rng: random.Random) -> Design:
     written = [p for p in req.parents if p.composition is not None]
     if len(written) < 2:
         design = new(req, prof, rng)
-        design.notes.insert(0, "crossover fell back to a new design: it needs two parents written by the "
-                               "offline synthesizer")
+        design.notes.insert(
+            0, "crossover fell back to a new design: it needs two parents written by the offline synthesizer"
+        )
         return design
     first, second = written[:2] if rng.random() < 0.5 else written[1::-1]
     comp, donor = first.composition.normalised(), second.composition.normalised()
-    differ = [s for s in comp.active_slots() if s not in comp.locked() and donor.slots.get(s) not in (None, comp.slots[s])]
+    differ = [
+        s for s in comp.active_slots() if s not in comp.locked() and donor.slots.get(s) not in (None, comp.slots[s])
+    ]
     taken = [s for s in differ if rng.random() < 0.5] or differ[:1]
     if len(taken) == len(differ) > 1:  # every differing slot from the donor would make the child the donor
         taken.remove(rng.choice(taken))
@@ -221,24 +242,45 @@ def crossover(req: Request, prof: Profile, rng: random.Random) -> Design:
     for h in comp.hyperparameter_names():
         comp.hp.setdefault(h, prof.default(h))
     what = "; ".join([f"{s} {donor.slots[s]}" for s in taken] + [f"default {h}" for h in hps]) or "nothing that differs"
-    return Design(comp.normalised(), prof.reasons_for(comp),
-                  [f"crossed {first.id} ({comp.scheme}) with {second.id}: took {what} from {second.id}"])
+    return Design(
+        comp.normalised(),
+        prof.reasons_for(comp),
+        [f"crossed {first.id} ({comp.scheme}) with {second.id}: took {what} from {second.id}"],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
-_METHOD_SLOT = {"choose": "screening", "neighbours": "neighbourhood", "accept": "acceptance",
-                "allowed": "memory", "remember_move": "memory", "restart": "restart",
-                "restart_population": "restart", "mutate": "step", "adapt_step": "step",
-                "crossover": "crossover", "replace": "replacement", "local_search": "local_search",
-                "initial_configs": "init"}
-_IMPORTS = {"np": "import numpy as np", "numpy": "import numpy as np", "math": "import math",
-            "random": "import random", "collections": "import collections", "itertools": "import itertools",
-            "heapq": "import heapq"}
+_METHOD_SLOT = {
+    "choose": "screening",
+    "neighbours": "neighbourhood",
+    "accept": "acceptance",
+    "allowed": "memory",
+    "remember_move": "memory",
+    "restart": "restart",
+    "restart_population": "restart",
+    "mutate": "step",
+    "adapt_step": "step",
+    "crossover": "crossover",
+    "replace": "replacement",
+    "local_search": "local_search",
+    "initial_configs": "init",
+}
+_IMPORTS = {
+    "np": "import numpy as np",
+    "numpy": "import numpy as np",
+    "math": "import math",
+    "random": "import random",
+    "collections": "import collections",
+    "itertools": "import itertools",
+    "heapq": "import heapq",
+}
 
 
 def _failing_slot(req: Request, comp: Composition) -> str | None:
     """The slot whose method the error points at (from the offending line or the traceback)."""
-    where = " ".join(filter(None, [req.error.line, req.error.message, req.text.split("## Error feedback", 1)[-1][:4000]]))
+    where = " ".join(
+        filter(None, [req.error.line, req.error.message, req.text.split("## Error feedback", 1)[-1][:4000]])
+    )
     hits = [slot for method, slot in _METHOD_SLOT.items() if re.search(rf"\b{method}\b", where)]
     hits = ["brood" if s in comp.locked() else s for s in hits]  # a locked slot is fixed through its owner
     hits = [s for s in hits if s in comp.slots and comp.slots[s] in SIMPLER.get(s, {})]
@@ -256,9 +298,14 @@ def fix(req: Request, prof: Profile, rng: random.Random) -> Design:
         patched = patch_foreign(parent.code, err.message if err else "")
         if patched is not None:
             return Design(SAFE, [], [f"fixed {parent.id}: {patched[1]}"], source=patched[0])
-        return Design(SAFE.normalised(), prof.reasons_for(SAFE),
-                      [f"fix of {parent.id}: its code was not written by the offline synthesizer and the "
-                       f"{kind or 'reported'} error has no mechanical repair; wrote a safe design instead"])
+        return Design(
+            SAFE.normalised(),
+            prof.reasons_for(SAFE),
+            [
+                f"fix of {parent.id}: its code was not written by the offline synthesizer and the "
+                f"{kind or 'reported'} error has no mechanical repair; wrote a safe design instead"
+            ],
+        )
     comp = parent.composition.normalised()
     if kind in ("timeout", "memory", "killed"):
         # too slow or too big: drop the costliest parts first (model screening, local search, big pools)
@@ -266,20 +313,34 @@ def fix(req: Request, prof: Profile, rng: random.Random) -> Design:
             if slot in comp.slots and comp.slots[slot] in SIMPLER.get(slot, {}) and slot not in comp.locked():
                 old = comp.slots[slot]
                 comp.slots[slot] = SIMPLER[slot][old]
-                return Design(comp.normalised(), prof.reasons_for(comp),
-                              [f"fixed {parent.id} ({kind}): {slot} {old} -> {comp.slots[slot]}, a cheaper part"])
-        return Design(SAFE.normalised(), prof.reasons_for(SAFE),
-                      [f"fixed {parent.id} ({kind}): fell back to the safe design"])
+                return Design(
+                    comp.normalised(),
+                    prof.reasons_for(comp),
+                    [f"fixed {parent.id} ({kind}): {slot} {old} -> {comp.slots[slot]}, a cheaper part"],
+                )
+        return Design(
+            SAFE.normalised(), prof.reasons_for(SAFE), [f"fixed {parent.id} ({kind}): fell back to the safe design"]
+        )
     slot = _failing_slot(req, comp)
     if slot is not None:
         old = comp.slots[slot]
         comp.slots[slot] = SIMPLER[slot][old]
-        return Design(comp.normalised(), prof.reasons_for(comp),
-                      [f"fixed {parent.id} ({kind or 'error'}): the failure is in {slot} ({old}); replaced it by "
-                       f"{comp.slots[slot]}"])
-    return Design(comp, prof.reasons_for(comp),
-                  [f"fixed {parent.id} ({kind or 'error'}): regenerated its composition from the component "
-                   "library, which undoes any hand edits that broke it"])
+        return Design(
+            comp.normalised(),
+            prof.reasons_for(comp),
+            [
+                f"fixed {parent.id} ({kind or 'error'}): the failure is in {slot} ({old}); replaced it by "
+                f"{comp.slots[slot]}"
+            ],
+        )
+    return Design(
+        comp,
+        prof.reasons_for(comp),
+        [
+            f"fixed {parent.id} ({kind or 'error'}): regenerated its composition from the component "
+            "library, which undoes any hand edits that broke it"
+        ],
+    )
 
 
 def patch_foreign(code: str, message: str) -> tuple[str, str] | None:

@@ -76,8 +76,7 @@ def sections(text: str) -> list[tuple[str, str]]:
 
 
 def _bullets(body: str) -> list[tuple[str, str]]:
-    return [(m.group(1).strip(), m.group(2).strip())
-            for m in re.finditer(r"^\s*-\s*([^:\n]+):\s*(.*)$", body, re.M)]
+    return [(m.group(1).strip(), m.group(2).strip()) for m in re.finditer(r"^\s*-\s*([^:\n]+):\s*(.*)$", body, re.M)]
 
 
 def _statistics(body: str) -> dict[str, dict[str, float]]:
@@ -98,8 +97,10 @@ def _statistics(body: str) -> dict[str, dict[str, float]]:
 
 def _average(per_task: dict[str, dict[str, float]]) -> dict[str, float]:
     keys = {k for stats in per_task.values() for k in stats}
-    return {k: sum(s[k] for s in per_task.values() if k in s) / sum(1 for s in per_task.values() if k in s)
-            for k in sorted(keys)}
+    return {
+        k: sum(s[k] for s in per_task.values() if k in s) / sum(1 for s in per_task.values() if k in s)
+        for k in sorted(keys)
+    }
 
 
 def _task_budgets(body: str) -> dict[str, float]:

@@ -14,8 +14,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from generator.llm.synth.compose import (DEFAULT_HP, POPULATION_SLOTS, SLOT_OPTIONS, TRAJECTORY_SLOTS, Composition,
-                                     clamp_hp)
+from generator.llm.synth.compose import (
+    DEFAULT_HP,
+    POPULATION_SLOTS,
+    SLOT_OPTIONS,
+    TRAJECTORY_SLOTS,
+    Composition,
+    clamp_hp,
+)
 
 # Base weights of each option before the statistics speak: favour what scored best on the
 # benchmark-hub spaces in the development runs (model-screened moves and broods, Hamming moves,
@@ -38,8 +44,14 @@ BASE = {
 
 
 # Defaults that grow with the evaluation budget: (share of budget_fevals, lowest, highest).
-BUDGET_SCALED = {"init_size": (0.02, 4, 20), "pop_size": (1 / 60, 6, 16), "patience": (0.1, 10, 100),
-                 "restart_sample": (0.01, 2, 8), "ls_steps": (1 / 60, 4, 20), "history_length": (1 / 40, 5, 30)}
+BUDGET_SCALED = {
+    "init_size": (0.02, 4, 20),
+    "pop_size": (1 / 60, 6, 16),
+    "patience": (0.1, 10, 100),
+    "restart_sample": (0.01, 2, 8),
+    "ls_steps": (1 / 60, 4, 20),
+    "history_length": (1 / 40, 5, 30),
+}
 
 
 def _fmt(x: float) -> str:
@@ -78,51 +90,129 @@ class Profile:
         out = []  # (slot, option, factor, reason)
         b = _fmt(self.budget) if self.budget is not None else ""
         if self.tiny_budget:
-            out += [("scheme", "trajectory", 2.0, f"budget_fevals {b}: too few evaluations for generations of a population"),
-                    ("jump", "adaptive", 1.3, f"budget_fevals {b}: no evaluations to spend on a fixed exploration "
-                                              "rate; explore only while exploring pays"),
-                    ("acceptance", "greedy", 1.5, f"budget_fevals {b}: no evaluations to spare on worse moves")]
+            out += [
+                (
+                    "scheme",
+                    "trajectory",
+                    2.0,
+                    f"budget_fevals {b}: too few evaluations for generations of a population",
+                ),
+                (
+                    "jump",
+                    "adaptive",
+                    1.3,
+                    f"budget_fevals {b}: no evaluations to spend on a fixed exploration "
+                    "rate; explore only while exploring pays",
+                ),
+                ("acceptance", "greedy", 1.5, f"budget_fevals {b}: no evaluations to spare on worse moves"),
+            ]
         if self.small_budget:
-            out += [("init", "spread", 2.0, f"budget_fevals {b}: the first samples decide much of the score, so the "
-                                            "initial sample is spread over every parameter's range"),
-                    ("screening", "knn", 2.0, f"budget_fevals {b}: a nearest-neighbour model spends the few "
-                                              "evaluations on the most promising neighbours"),
-                    ("screening", "lcb", 1.5, f"budget_fevals {b}: a surrogate with a confidence bound spends the "
-                                              "few evaluations on promising or unexplored configurations"),
-                    ("brood", "screened", 2.0, f"budget_fevals {b}: a nearest-neighbour model picks the most "
-                                               "promising of several children, so fewer evaluations are wasted")]
+            out += [
+                (
+                    "init",
+                    "spread",
+                    2.0,
+                    f"budget_fevals {b}: the first samples decide much of the score, so the "
+                    "initial sample is spread over every parameter's range",
+                ),
+                (
+                    "screening",
+                    "knn",
+                    2.0,
+                    f"budget_fevals {b}: a nearest-neighbour model spends the few "
+                    "evaluations on the most promising neighbours",
+                ),
+                (
+                    "screening",
+                    "lcb",
+                    1.5,
+                    f"budget_fevals {b}: a surrogate with a confidence bound spends the "
+                    "few evaluations on promising or unexplored configurations",
+                ),
+                (
+                    "brood",
+                    "screened",
+                    2.0,
+                    f"budget_fevals {b}: a nearest-neighbour model picks the most "
+                    "promising of several children, so fewer evaluations are wasted",
+                ),
+            ]
         elif self.budget is not None:
-            out += [("local_search", "memetic", 1.5, f"budget_fevals {b}: room for local search inside a population"),
-                    ("scheme", "population", 1.3, f"budget_fevals {b}: enough evaluations for several generations")]
+            out += [
+                ("local_search", "memetic", 1.5, f"budget_fevals {b}: room for local search inside a population"),
+                ("scheme", "population", 1.3, f"budget_fevals {b}: enough evaluations for several generations"),
+            ]
         if self.rugged:
-            why = ", ".join(x for x in (f"local_optima_share {_fmt(self.optima)}" if self.optima is not None else "",
-                                        f"fdc {_fmt(self.fdc)}" if self.fdc is not None else "") if x)
+            why = ", ".join(
+                x
+                for x in (
+                    f"local_optima_share {_fmt(self.optima)}" if self.optima is not None else "",
+                    f"fdc {_fmt(self.fdc)}" if self.fdc is not None else "",
+                )
+                if x
+            )
             why += ": a rugged space"
-            out += [("scheme", "population", 1.5, why + "; a population keeps several basins alive"),
-                    ("acceptance", "annealing", 1.5, why + "; accepting some worse moves leaves local optima"),
-                    ("acceptance", "late", 1.5, why + "; late acceptance leaves local optima"),
-                    ("restart", "random", 1.5, why + "; random restarts sample new basins"),
-                    ("restart", "screened", 1.5, why + "; once local search stalls, model-screened samples from the "
-                                                      "whole space find basins a local search cannot reach"),
-                    ("jump", "random", 1.5, why + "; random jumps sample new basins"),
-                    ("jump", "adaptive", 1.5, why + "; switching to exploration when local search stalls leaves "
-                                                   "a basin at the right time"),
-                    ("init", "design", 2.0, why + "; a maximin design sized by the budget samples many basins "
-                                                 "before descending (benchmarks/results/small_spaces.json)"),
-                    ("init", "screened", 2.0, why + "; model-screened samples from the whole space find the basins "
-                                                   "a local search cannot reach (benchmarks/results/screened_init.json)"),
-                    ("neighbourhood", "Hamming", 1.5, why + "; Hamming moves cross a parameter's whole range")]
+            out += [
+                ("scheme", "population", 1.5, why + "; a population keeps several basins alive"),
+                ("acceptance", "annealing", 1.5, why + "; accepting some worse moves leaves local optima"),
+                ("acceptance", "late", 1.5, why + "; late acceptance leaves local optima"),
+                ("restart", "random", 1.5, why + "; random restarts sample new basins"),
+                (
+                    "restart",
+                    "screened",
+                    1.5,
+                    why + "; once local search stalls, model-screened samples from the "
+                    "whole space find basins a local search cannot reach",
+                ),
+                ("jump", "random", 1.5, why + "; random jumps sample new basins"),
+                (
+                    "jump",
+                    "adaptive",
+                    1.5,
+                    why + "; switching to exploration when local search stalls leaves a basin at the right time",
+                ),
+                (
+                    "init",
+                    "design",
+                    2.0,
+                    why + "; a maximin design sized by the budget samples many basins "
+                    "before descending (benchmarks/results/small_spaces.json)",
+                ),
+                (
+                    "init",
+                    "screened",
+                    2.0,
+                    why + "; model-screened samples from the whole space find the basins "
+                    "a local search cannot reach (benchmarks/results/screened_init.json)",
+                ),
+                ("neighbourhood", "Hamming", 1.5, why + "; Hamming moves cross a parameter's whole range"),
+            ]
         if self.structured:
             why = f"fdc {_fmt(self.fdc)}: good configurations cluster around the optimum"
-            out += [("neighbourhood", "mixed", 1.5, why + ", so small steps come first"),
-                    ("restart", "perturb", 1.5, why + ", so restarts stay near the best"),
-                    ("acceptance", "greedy", 1.3, why + ", so greedy descent pays")]
+            out += [
+                ("neighbourhood", "mixed", 1.5, why + ", so small steps come first"),
+                ("restart", "perturb", 1.5, why + ", so restarts stay near the best"),
+                ("acceptance", "greedy", 1.3, why + ", so greedy descent pays"),
+            ]
         if self.constrained is not None and self.constrained > 0.5:
-            out += [("neighbourhood", "index-step", 0.5, f"constraint_density {_fmt(self.constrained)}: most of the "
-                     "Cartesian product is invalid, so moves come from get_neighbors, valid by construction")]
+            out += [
+                (
+                    "neighbourhood",
+                    "index-step",
+                    0.5,
+                    f"constraint_density {_fmt(self.constrained)}: most of the "
+                    "Cartesian product is invalid, so moves come from get_neighbors, valid by construction",
+                )
+            ]
         if self.failed is not None and self.failed > 0.05:
-            out += [("screening", "knn", 1.5, f"failed_fraction {_fmt(self.failed)}: the model learns where "
-                                              "configurations fail")]
+            out += [
+                (
+                    "screening",
+                    "knn",
+                    1.5,
+                    f"failed_fraction {_fmt(self.failed)}: the model learns where configurations fail",
+                )
+            ]
         return [(option, factor, why) for s, option, factor, why in out if s == slot]
 
     def weights(self, slot: str) -> dict[str, float]:
@@ -172,8 +262,12 @@ class Profile:
     def reasons_for(self, comp: Composition) -> list[str]:
         """The statistics-based reasons that favour the options this composition uses."""
         chosen = {("scheme", comp.scheme)} | set(comp.normalised().slots.items())
-        reasons = [f"{option}: {why}" for slot in ("scheme",) + tuple(SLOT_OPTIONS)
-                   for option, factor, why in self.rules(slot) if factor > 1 and (slot, option) in chosen]
+        reasons = [
+            f"{option}: {why}"
+            for slot in ("scheme",) + tuple(SLOT_OPTIONS)
+            for option, factor, why in self.rules(slot)
+            if factor > 1 and (slot, option) in chosen
+        ]
         if self.budget is not None:
             sized = [h for h in ("init_size", "pop_size", "patience") if h in comp.hp]
             if sized:
@@ -195,5 +289,10 @@ class Profile:
 
 def profile_of(stats: dict[str, float]) -> Profile:
     """The Profile of averaged prompt statistics."""
-    return Profile(stats.get("budget_fevals"), stats.get("fdc"), stats.get("local_optima_share"),
-                   stats.get("constraint_density"), stats.get("failed_fraction"))
+    return Profile(
+        stats.get("budget_fevals"),
+        stats.get("fdc"),
+        stats.get("local_optima_share"),
+        stats.get("constraint_density"),
+        stats.get("failed_fraction"),
+    )

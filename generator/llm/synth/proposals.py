@@ -189,7 +189,7 @@ class _Picker:
         pool = rows if rows.size <= 2000 else self.rng.choice(rows, 2000, replace=False)
         far = np.full(pool.size, np.inf)  # L1 distance of each pool row to the nearest known or chosen row
         for start in range(0, len(self.known), 256):
-            taken = self.pos[self.known[start:start + 256]]
+            taken = self.pos[self.known[start : start + 256]]
             far = np.minimum(far, np.abs(self.pos[pool][:, None, :] - taken[None, :, :]).sum(axis=2).min(axis=1))
         out = []
         for _ in range(min(n, pool.size)):
@@ -219,16 +219,20 @@ def propose(text: str, seed: int | None = None, repeat: int = 0) -> str:
     parents = [picker.row_of[ix] for ix in (_indices(req, c) for c, _ in req.best) if ix in picker.row_of][:4]
     if not parents:
         rows = picker.latin_hypercube(req.batch)
-        why = (f"nothing works yet, so {len(rows)} configurations spread over the space (Latin hypercube over "
-               "parameter indices, each moved to the nearest one that meets the restrictions)")
+        why = (
+            f"nothing works yet, so {len(rows)} configurations spread over the space (Latin hypercube over "
+            "parameter indices, each moved to the nearest one that meets the restrictions)"
+        )
     else:
         n_near = int(round(req.batch * exploit_share(req)))
         near = picker.neighbours(parents, n_near)
         far = picker.spread(req.batch - len(near))
         rows = near + far
-        why = (f"{len(near)} neighbours of the best {len(parents)} results (best {req.best[0][1]:.4g}) and "
-               f"{len(far)} configurations far from everything tried so far ({100 * req.used_fraction:.0f}% of "
-               f"the budget used, fdc {req.stats.get('fdc', float('nan')):.2f})")
+        why = (
+            f"{len(near)} neighbours of the best {len(parents)} results (best {req.best[0][1]:.4g}) and "
+            f"{len(far)} configurations far from everything tried so far ({100 * req.used_fraction:.0f}% of "
+            f"the budget used, fdc {req.stats.get('fdc', float('nan')):.2f})"
+        )
     names = list(req.params)
     configs = [{n: req.params[n][int(i)] for n, i in zip(names, picker.valid[r])} for r in rows]
     body = "\n".join("  " + json.dumps(c) + ("," if k < len(configs) - 1 else "") for k, c in enumerate(configs))

@@ -81,11 +81,16 @@ class SynthLLM(CustomLLM):
         self._asked: Counter = Counter()
         self._lock = threading.Lock()
 
-    def _answer(self, model: str, messages: list, model_response: ModelResponse, optional_params: dict) -> ModelResponse:
+    def _answer(
+        self, model: str, messages: list, model_response: ModelResponse, optional_params: dict
+    ) -> ModelResponse:
         variant = model.split("/", 1)[-1]
         if variant not in MODELS:
-            raise CustomLLMError(status_code=400, message=f"unknown offline synthesizer model {model!r}; "
-                                                          f"use one of {[f'{PROVIDER}/{m}' for m in MODELS]}")
+            raise CustomLLMError(
+                status_code=400,
+                message=f"unknown offline synthesizer model {model!r}; "
+                f"use one of {[f'{PROVIDER}/{m}' for m in MODELS]}",
+            )
         seed = (optional_params or {}).get("seed")
         text = prompt_text(messages)
         with self._lock:
@@ -98,18 +103,53 @@ class SynthLLM(CustomLLM):
         model_response.model = f"{PROVIDER}/{variant}"
         model_response.created = int(time.time())
         prompt_tokens, completion_tokens = approx_tokens(text), approx_tokens(reply)
-        model_response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                     total_tokens=prompt_tokens + completion_tokens)
+        model_response.usage = Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            total_tokens=prompt_tokens + completion_tokens,
+        )
         return model_response
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding,
-                   api_key, logging_obj, optional_params, acompletion=None, litellm_params=None, logger_fn=None,
-                   headers={}, timeout=None, client=None):  # noqa: B006 (litellm's signature)
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        logger_fn=None,
+        headers={},  # noqa: B006 (litellm's signature)
+        timeout=None,
+        client=None,
+    ):
         """Answer a chat completion request."""
         return self._answer(model, messages, model_response, optional_params)
 
-    async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                          encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
-                          logger_fn=None, headers={}, timeout=None, client=None):  # noqa: B006
+    async def acompletion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        logger_fn=None,
+        headers={},  # noqa: B006 (litellm's signature)
+        timeout=None,
+        client=None,
+    ):
         """Answer an async chat completion request (the work is CPU-only and quick)."""
         return self._answer(model, messages, model_response, optional_params)

@@ -7,13 +7,24 @@ from __future__ import annotations
 
 from generator.llm.synth.components import Component
 
-SCREENINGS = {c.name: c for c in (
-    Component("screening", "none", "random move order", '''
+SCREENINGS = {
+    c.name: c
+    for c in (
+        Component(
+            "screening",
+            "none",
+            "random move order",
+            '''
 def choose(self, options):
     """Move selection: a uniformly random unvisited option."""
     return options[int(self.rng.integers(len(options)))]
-'''),
-    Component("screening", "knn", "k-nearest-neighbour screening of moves", '''
+''',
+        ),
+        Component(
+            "screening",
+            "knn",
+            "k-nearest-neighbour screening of moves",
+            '''
 def choose(self, options):
     """Move selection: the option that a k-nearest-neighbour model of past measurements predicts best."""
     if len(self.history) < 3 or len(options) == 1 or self.rng.random() < self.explore_rate:
@@ -36,11 +47,16 @@ def choose(self, options):
     weights = 1.0 / (np.take_along_axis(dist, nearest, axis=1) + 1e-6)
     predicted = (weights * ranks[nearest]).sum(axis=1) / weights.sum(axis=1)
     return options[int(np.argmin(predicted))]
-''', ("knn_k", "explore_rate"),
-        state="self.knn_x, self.knn_y = [], []  # the model: scaled value positions and values, in history order\n"
-              "self.knn_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n"),
-
-    Component("screening", "additive", "additive-model screening of moves", '''
+''',
+            ("knn_k", "explore_rate"),
+            state="self.knn_x, self.knn_y = [], []  # the model: scaled value positions and values, in history order\n"
+            "self.knn_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n",
+        ),
+        Component(
+            "screening",
+            "additive",
+            "additive-model screening of moves",
+            '''
 def choose(self, options):
     """Move selection: the option an additive model of log-cost (one weight per parameter value) predicts best."""
     if len(self.history) < 4 or len(options) == 1 or self.rng.random() < self.explore_rate:
@@ -64,10 +80,12 @@ def choose(self, options):
     weights = np.linalg.solve(self.model_gram + self.ridge * np.eye(self.model_width), moments)
     cand = self.model_offsets + np.asarray([self.indices(c) for c in options])
     return options[int(np.argmin(weights[cand].sum(axis=1)))]
-''', ("explore_rate", "ridge"),
-        state="self.model_rows, self.model_y = [], []  # one-hot columns and value of each measurement\n"
-              "self.model_offsets = np.cumsum([0] + [len(v) for v in self.values[:-1]])\n"
-              "self.model_width = sum(len(v) for v in self.values)\n"
-              "self.model_gram = np.zeros((self.model_width, self.model_width))  # X^T X of the one-hot features\n"),
-)}
-
+''',
+            ("explore_rate", "ridge"),
+            state="self.model_rows, self.model_y = [], []  # one-hot columns and value of each measurement\n"
+            "self.model_offsets = np.cumsum([0] + [len(v) for v in self.values[:-1]])\n"
+            "self.model_width = sum(len(v) for v in self.values)\n"
+            "self.model_gram = np.zeros((self.model_width, self.model_width))  # X^T X of the one-hot features\n",
+        ),
+    )
+}

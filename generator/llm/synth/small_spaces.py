@@ -32,8 +32,14 @@ from __future__ import annotations
 
 from generator.llm.synth.components import Component
 
-INITS = {c.name: c for c in (
-    Component("init", "design", "budget-sized space-filling initial design", '''
+INITS = {
+    c.name: c
+    for c in (
+        Component(
+            "init",
+            "design",
+            "budget-sized space-filling initial design",
+            '''
 def initial_configs(self, n):
     """Initialisation: a maximin Latin hypercube repaired to valid configurations, init_share of the evaluations
     the budget allows (estimated from what the first evaluation cost), at least n."""
@@ -65,8 +71,14 @@ def initial_configs(self, n):
         if len(design) > len(best) or (len(design) == len(best) and gap > best_gap):
             best, best_gap = design, gap
     return best
-''', ("init_share",)),
-    Component("init", "screened", "model-screened global sampling of a budget share", '''
+''',
+            ("init_share",),
+        ),
+        Component(
+            "init",
+            "screened",
+            "model-screened global sampling of a budget share",
+            '''
 def initial_configs(self, n):
     """Initialisation: n random configurations, then model-screened global sampling (the most promising of
     global_pool random unvisited configurations) until global_share of the budget is spent."""
@@ -78,11 +90,20 @@ def initial_configs(self, n):
         self.evaluate(config)
         configs.append(config)
     return configs
-''', ("global_share", "global_pool")),
-)}
+''',
+            ("global_share", "global_pool"),
+        ),
+    )
+}
 
-SCREENINGS = {c.name: c for c in (
-    Component("screening", "lcb", "confidence-bound surrogate screening of moves", '''
+SCREENINGS = {
+    c.name: c
+    for c in (
+        Component(
+            "screening",
+            "lcb",
+            "confidence-bound surrogate screening of moves",
+            '''
 def choose(self, options):
     """Move selection: the lowest confidence bound of a k-nearest-neighbour model (predicted rank minus a
     bonus for options far from every measurement; the bonus shrinks as the budget is spent)."""
@@ -108,17 +129,26 @@ def choose(self, options):
     novelty = dist.min(axis=1) / len(self.values)  # 0 at a measured point, 1 across the whole space
     bound = predicted - self.explore_weight * (1.0 - self.spent()) * novelty
     return options[int(np.argmin(bound))]
-''', ("knn_k", "explore_weight"),
-        state="self.lcb_x, self.lcb_y = [], []  # the surrogate: scaled value positions and values\n"
-              "self.lcb_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n"),
-)}
+''',
+            ("knn_k", "explore_weight"),
+            state="self.lcb_x, self.lcb_y = [], []  # the surrogate: scaled value positions and values\n"
+            "self.lcb_scale = np.asarray([max(1, len(v) - 1) for v in self.values], dtype=np.float32)\n",
+        ),
+    )
+}
 
 # The explore probe is a global probe (helper global_probes: the model's pick of global_pool random
 # configurations; it was a fixed 32). The pool sets how greedy exploring is, and 32 drew nearly every probe into
 # the model's favourite basin (pnpoly on the RTX 3060: P 0.26 at 32, 0.45 at 8, c0016 of flagship5 over 100
 # repeats), so it is a hyperparameter now.
-JUMPS = {c.name: c for c in (
-    Component("jump", "adaptive", "adaptive switching between exploration and local search", '''
+JUMPS = {
+    c.name: c
+    for c in (
+        Component(
+            "jump",
+            "adaptive",
+            "adaptive switching between exploration and local search",
+            '''
 def explore_now(self, stall):
     """Switching: explore when local search has stalled, else with the share of recent successes exploring earned."""
     if stall >= self.patience:
@@ -134,18 +164,34 @@ def credit(self, mode, improved):
         self.wins[key] *= 0.97
     self.tries[mode] += 1.0
     self.wins[mode] += 1.0 if improved else 0.0
-''', ("patience", "global_pool"), state='self.tries, self.wins = {"explore": 0.0, "local": 0.0}, {"explore": 0.0, "local": 0.0}\n',
-        tag="switch", needs=("global_probes",)),
-)}
+''',
+            ("patience", "global_pool"),
+            state='self.tries, self.wins = {"explore": 0.0, "local": 0.0}, {"explore": 0.0, "local": 0.0}\n',
+            tag="switch",
+            needs=("global_probes",),
+        ),
+    )
+}
 
 
-RESTARTS = {c.name: c for c in (
-    Component("restart", "screened", "model-screened global restarts on stagnation", '''
+RESTARTS = {
+    c.name: c
+    for c in (
+        Component(
+            "restart",
+            "screened",
+            "model-screened global restarts on stagnation",
+            '''
 def restart(self, current):
     """Restart: restart_sample model-screened global probes; the search goes on from the best of them."""
     return min(self.global_probes(self.restart_sample), key=self.cache.get)
-''', ("patience", "restart_sample", "global_pool"), tag="restart", needs=("global_probes",)),
-)}
+''',
+            ("patience", "restart_sample", "global_pool"),
+            tag="restart",
+            needs=("global_probes",),
+        ),
+    )
+}
 
 # The population version of restart "screened" (compose.py adds it to populations that restart so; the
 # restart component above brings the helper).
