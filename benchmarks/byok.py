@@ -178,7 +178,7 @@ def run_set(kernel: str, replies: str, shipped: str | None, seeds: int, work: Pa
 
 def run_campaign(work: Path) -> dict:
     """The kernel campaign file (hand-written replies, labelled) into a scratch run directory: its candidates."""
-    from generator.kernels.campaign import run_kernel_campaign
+    from generator.kernels.evolve import run_kernel_campaign
 
     path = BYOK / "campaign_matmul_naive_c.toml"
     text = path.read_text().replace(

@@ -6,7 +6,8 @@ Run directory layout (other rooms -- report, HPO, export -- read it through `Arc
 RUN_DIR/
   campaign.toml        the campaign file as given (copied once, at creation)
   config.json          the validated configuration, paths resolved (resume reads this)
-  run.json             {"created", "tunesmith_version", "campaign"} written once at creation
+  run.json             {"created", "tunesmith_version", "campaign", "format"} written once at creation;
+                       "format" is the run directory's format (generator.config.stored; none = 1)
   status.json          {"state": running|finished|stopped, "reason", "candidates", "budget",
                         "usage": {calls, prompt_tokens, completion_tokens, cost_usd}, "best": id,
                         "updated"}; rewritten atomically (tmp + rename) after every candidate
@@ -40,6 +41,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from generator.config.stored import StoredRun, info_record
 from generator.errors import TunesmithError
 from generator.jsonl import read_lines, repair_tail
 
@@ -165,7 +167,7 @@ class Archive:
             write_atomic(run_dir / "campaign.toml", campaign_text)
         write_atomic(
             run_dir / "run.json",
-            json.dumps({"created": time.time(), "tunesmith_version": __version__, "campaign": campaign_name}, indent=1),
+            json.dumps(info_record(time.time(), __version__, campaign_name), indent=1),
         )
         # config.json last: its presence marks a complete run directory
         write_atomic(run_dir / CONFIG, json.dumps(config, indent=1, default=str))
@@ -194,8 +196,18 @@ class Archive:
     # -- reading ------------------------------------------------------------------------------
     @property
     def config(self) -> dict:
-        """The validated campaign configuration as a plain dict (see generator.config)."""
+        """config.json as it was written, a plain dict. Commands read `settings` (the model) instead."""
         return json.loads((self.run_dir / CONFIG).read_text())
+
+    @property
+    def stored(self) -> StoredRun:
+        """The run's stored configuration (generator.config.stored.StoredRun): format checked, upgraded."""
+        return StoredRun.open(self.run_dir)
+
+    @property
+    def settings(self):
+        """The run's configuration validated into its model: a CampaignConfig for a campaign's run."""
+        return self.stored.config
 
     def candidates(self, raced: bool = True) -> list[Candidate]:
         """All candidates in the order they were generated (with the runs racing added, unless not `raced`)."""

@@ -257,7 +257,7 @@ def _cmd_hpo(args) -> int:
     from generator.tuning.hpo import format_result, run_hpo, settings_from_config
 
     settings = settings_from_config(
-        Archive.open(args.run_dir).config,
+        Archive.open(args.run_dir).stored.campaign,
         top_k=args.top_k,
         ids=args.ids,
         trials=args.trials,
@@ -391,7 +391,7 @@ def _setup_template(p: argparse.ArgumentParser) -> None:
 
 def _cmd_template(args) -> int:
     from generator.errors import TunesmithError
-    from generator.kernels.campaign import is_kernel_campaign, run_kernel_campaign
+    from generator.kernels.evolve import is_kernel_campaign, run_kernel_campaign
     from generator.kernels.templating import template_kernel
 
     if is_kernel_campaign(args.kernel):  # its run_dir, model and budget are in the file

@@ -10,6 +10,7 @@ import pytest
 import generator.tuning.hpo as hpo
 from generator.archive import Archive, Candidate
 from generator.cli import main
+from generator.tuning.study import trial_counts
 
 SOURCE = '''import numpy as np
 
@@ -250,7 +251,7 @@ def test_a_trial_that_raises_counts_as_failed_not_as_interrupted(tmp_path, hub_d
     with pytest.raises(RuntimeError, match="evaluation broke"):
         hpo.run_study(run, "c0001", SOURCE, dists, train, hpo.HpoSettings(trials=2), 60, 1, progress=False)
     study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.storage_url(run, None))
-    counts = hpo._trial_counts(study)
+    counts = trial_counts(study)
     assert counts["failed"] == 1 and counts["interrupted"] == 0, counts
     assert "evaluation broke" in study.trials[0].user_attrs["error"]
 

@@ -28,11 +28,11 @@ DEAD = textwrap.dedent(
     """
     import sys, time
     import optuna
-    from generator.tuning import hpo
+    from generator.tuning.storage import open_storage
     from generator.tuning.recovery import OWNER
 
     url, name, heartbeat = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    study = optuna.create_study(study_name=name, storage=hpo.open_storage(url, heartbeat), direction="maximize",
+    study = optuna.create_study(study_name=name, storage=open_storage(url, heartbeat), direction="maximize",
                                 load_if_exists=True)
 
     def objective(trial):

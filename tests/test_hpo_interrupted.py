@@ -92,6 +92,7 @@ def _worker(run, storage, log, delay):
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_trial_killed_by_sigkill_is_run_again_and_reported(kind, tmp_path, hub_dir):
     import generator.tuning.hpo as hpo
+    from generator.tuning.storage import open_storage
 
     run = _make_run(tmp_path, hub_dir)
     storage = f"sqlite:///{tmp_path / 'hpo.db'}" if kind == "sqlite" else f"journal:{tmp_path / 'hpo.journal'}"
@@ -109,7 +110,7 @@ def test_trial_killed_by_sigkill_is_run_again_and_reported(kind, tmp_path, hub_d
     out, _ = again.communicate(timeout=120)
     assert again.returncode == 0, out
 
-    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.open_storage(storage))
+    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=open_storage(storage))
     trials = study.get_trials(deepcopy=False)
     states = [t.state.name for t in trials]
     assert "RUNNING" not in states and "WAITING" not in states, states

@@ -81,6 +81,8 @@ def _make_run(root: Path, hub_dir: Path) -> Path:
 def test_two_hpo_processes_share_one_study(kind, tmp_path, hub_dir):
     """Trial numbers unique, trials that count == requested, each one evaluated exactly once."""
     import generator.tuning.hpo as hpo
+    from generator.tuning.storage import open_storage
+    from generator.tuning.study import counted
 
     run = _make_run(tmp_path, hub_dir)
     storage = f"sqlite:///{tmp_path / 'hpo.db'}" if kind == "sqlite" else f"journal:{tmp_path / 'hpo.journal'}"
@@ -97,11 +99,11 @@ def test_two_hpo_processes_share_one_study(kind, tmp_path, hub_dir):
     outputs = [w.communicate(timeout=150)[0] for w in workers]
     assert [w.returncode for w in workers] == [0, 0], outputs
 
-    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=hpo.open_storage(storage))
+    study = optuna.load_study(study_name=hpo.study_name(run, "c0001"), storage=open_storage(storage))
     trials = study.get_trials(deepcopy=False)
     numbers = [t.number for t in trials]
     assert len(set(numbers)) == len(numbers)
-    counted = [t for t in trials if hpo._counted(t)]
+    counted = [t for t in trials if counted(t)]
     assert len(counted) == TRIALS  # none lost, none over the budget
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in counted)
 
@@ -120,6 +122,7 @@ def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
     import types
 
     import generator.tuning.hpo as hpo
+    from generator.tuning.study import counted
 
     calls = []
 
@@ -139,7 +142,7 @@ def test_surplus_trials_are_not_evaluated_or_counted(monkeypatch):
     objective = hpo.make_objective(SOURCE, dists, [task], hpo.HpoSettings(trials=3, repeats=1), 60, 1)
     study.optimize(objective, n_trials=5)  # two more than the budget: as if the other process raced us
 
-    states = [(t.number, t.state.name, hpo._counted(t)) for t in study.trials]
+    states = [(t.number, t.state.name, counted(t)) for t in study.trials]
     assert states == [
         (0, "COMPLETE", True),
         (1, "FAIL", False),

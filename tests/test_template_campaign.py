@@ -9,7 +9,8 @@ import pytest
 
 from generator.archive import Archive
 from generator.cli import main
-from generator.kernels.campaign import KernelCampaignError, load_kernel_campaign
+from generator.config.kernel import KernelCampaignError
+from generator.kernels.evolve import load_kernel_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
 BYOK = ROOT / "benchmarks" / "byok"

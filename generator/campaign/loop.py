@@ -26,7 +26,6 @@ from generator.config import (
     check_budget,
     load_config,
     parse_config,
-    with_legacy_values,
 )
 from generator.errors import TunesmithError
 from generator.llm.client import LLMClient, StopCampaign, Usage
@@ -493,7 +492,7 @@ def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | Non
     run_dir = Path(cfg.output.run_dir)
     if Archive.exists(run_dir):
         archive = Archive.open(run_dir)
-        changed = blocking_changes(with_legacy_values(archive.config), resolved)
+        changed = blocking_changes(archive.stored.data, resolved)  # format checked, older runs upgraded
         if changed:
             raise ConfigError(
                 f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
@@ -563,7 +562,7 @@ def resume(
         check_budget(budget, f"--budget {budget}: ")
     archive = Archive.open(run_dir)
     with run_lock(run_dir, "resume"), _resumable(run_dir):
-        data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
+        data = archive.stored.data  # format checked; a run made by an earlier version continues as it began
         data["output"]["run_dir"] = str(run_dir)
         if budget is not None:
             check_budget_left(len(archive.candidates()), budget, "--budget")

@@ -120,9 +120,10 @@ def format_summary(s: Summary) -> str:
 def format_status(run_dir, k: int = 10) -> str:
     """`tunesmith status`: state, budget used, failures, leaderboard, LLM usage of a run directory."""
     archive = Archive.open(run_dir)
+    stored = archive.stored
     cands = archive.candidates()
     status = archive.status()
-    budget = status.get("budget") or archive.config.get("evolution", {}).get("budget")
+    budget = status.get("budget") or stored.campaign.evolution.budget
     failed = [c for c in cands if c.error]
     kinds: dict[str, int] = {}
     for c in failed:
@@ -132,12 +133,12 @@ def format_status(run_dir, k: int = 10) -> str:
     for ex in archive.exchanges():
         usage.add(ex)
     lines = [
-        f"run: {archive.run_dir} ({archive.config.get('name', '')})",
+        f"run: {archive.run_dir} ({stored.name})",
         _state_line(archive.run_dir, status),
         f"candidates: {len(cands)} {_of_budget(len(cands), budget)} generated, {len(failed)} failed"
         + (f" ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})" if kinds else "")
         + f", {dupes} duplicates, {len(archive.generations())} generations done",
-        _usage_line(usage.to_dict(), archive.config.get("llm", {}).get("model", "")),
+        _usage_line(usage.to_dict(), stored.model),
         "leaderboard (mean P over training tasks):",
     ]
     lines += edit_lines(cands)
@@ -145,7 +146,7 @@ def format_status(run_dir, k: int = 10) -> str:
     lines += _leaderboard_lines(board, k)
     from generator.campaign.final_choice import load_choice
 
-    choice = load_choice(archive.run_dir) if archive.config.get("tasks", {}).get("validation") else None
+    choice = load_choice(archive.run_dir) if stored.has_validation else None
     lines += _choice_lines(choice)
     from generator.campaign.sealed_test import format_test, load_test
 

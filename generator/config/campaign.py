@@ -65,7 +65,7 @@ def _as_toml(value) -> str:
         return repr(value)
 
 
-def _one_line(path: str, exc: ValidationError) -> str:
+def one_line(path: str, exc: ValidationError) -> str:
     errors = exc.errors()
     keys = [".".join(str(p) for p in err["loc"]) or "(top level)" for err in errors]
     others = keys[1:]
@@ -83,4 +83,4 @@ def parse_config(data: dict, path: str = "<config>") -> CampaignConfig:
     try:
         return CampaignConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_one_line(path, exc)) from None
+        raise ConfigError(one_line(path, exc)) from None

@@ -284,7 +284,7 @@ def choose_candidate(archive, hpo_results: dict):
     training score, else the best candidate of the run."""
     from generator.campaign.final_choice import load_choice
 
-    choice = load_choice(archive.run_dir) if archive.config.get("tasks", {}).get("validation") else None
+    choice = load_choice(archive.run_dir) if archive.stored.has_validation else None
     if choice is not None and choice.winner is not None:
         return archive.candidate(choice.winner)
     tuned = [r for r in hpo_results.values() if r.train and r.train.after is not None]
@@ -325,9 +325,7 @@ def sealed_test_line(scores: dict) -> list[str]:
 
 def provenance_of(archive, candidate, result) -> Provenance:
     """Provenance of a candidate from its run directory and its HPO result (or None)."""
-    config = archive.config
-    run_info = archive.run_dir / "run.json"
-    campaign = config.get("name") or (json.loads(run_info.read_text()).get("campaign") if run_info.exists() else "")
+    stored = archive.stored
     scores, hpo = {}, {}
     if result is not None:
         for split in SPLITS:
@@ -365,10 +363,10 @@ def provenance_of(archive, candidate, result) -> Provenance:
         scores["sealed_test"] = sealed
     desc = (candidate.description or "").lstrip("# ").strip()
     return Provenance(
-        campaign or "unnamed",
+        stored.name or "unnamed",
         candidate.id,
         ancestors(archive, candidate.id),
-        generator_label((config.get("llm") or {}).get("model")),
+        generator_label(stored.model or None),
         str(archive.run_dir),
         desc,
         scores,

@@ -8,12 +8,13 @@ standard error, and replies from whatever `[kernel_campaign.llm]` names (hand-wr
 from __future__ import annotations
 
 from generator.archive import Archive, Candidate
+from generator.config.kernel import KERNEL_RUN
 from generator.errors import clipped, printable
 
 
 def is_kernel_run(run_dir) -> bool:
     """Whether the run directory holds a kernel campaign (`tunesmith template CAMPAIGN.toml`)."""
-    return Archive.open(run_dir).config.get("kind") == "kernel_campaign"
+    return Archive.open(run_dir).stored.kind == KERNEL_RUN
 
 
 def format_kernel_status(run_dir, k: int = 10) -> str:
@@ -21,6 +22,7 @@ def format_kernel_status(run_dir, k: int = 10) -> str:
     from generator.campaign.printing import _state_line
 
     archive = Archive.open(run_dir)
+    record = archive.settings
     state_line = _state_line(archive.run_dir, archive.status())
     cands = archive.candidates()
     failed: dict[str, int] = {}
@@ -30,12 +32,12 @@ def format_kernel_status(run_dir, k: int = 10) -> str:
     usage = archive.status().get("usage") or {}
     board = archive.best(k)
     lines = [
-        f"run: {archive.run_dir} (kernel campaign: templates of {archive.config.get('kernel', '?')})",
+        f"run: {archive.run_dir} (kernel campaign: templates of {record.kernel})",
         state_line,
         f"candidates: {len(cands)} templates made, {sum(failed.values())} failed"
         + (f" ({', '.join(f'{kind}: {n}' for kind, n in sorted(failed.items()))})" if failed else "")
         + f", {len(archive.generations())} generations done",
-        f"replies: {archive.config.get('replies') or archive.config.get('model', '?')}: "
+        f"replies: {record.replies or record.model}: "
         f"{usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens, {usage.get('cost_usd', 0.0):.4f} USD",
         "leaderboard (speed-up over the original kernel: its time / the best time the tuner found):",
     ]

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.config import LLMConfig
+from generator.config import ConfigError, LLMConfig
+from generator.config.stored import StoredRun
 from generator.errors import TunesmithError, clipped, printable
 from generator.kernels.check import cache_summary, check_template, measure_original, measure_space, time_configuration
 from generator.kernels.template import KernelSpec, TemplateError, load_kernel_spec, parse_template, write_problem
@@ -68,14 +69,15 @@ class TemplateRun:
 def replies_label(model: str) -> str:
     """Who wrote the replies a model string serves: a recording made by hand says so in its config.json."""
     if model.startswith("replay/"):
-        config = Path(model.split("/", 1)[1]) / "config.json"
         try:
-            meta = json.loads(config.read_text())
-        except (OSError, ValueError):
-            meta = {}
-        if meta.get("written_by") == "hand":
+            stored = StoredRun.open(model.split("/", 1)[1])
+            record = stored.config
+        except ConfigError:  # no recording there (yet), or one this Tunesmith cannot read: say no more
+            return "replayed from a recording"
+        if getattr(record, "written_by", None) == "hand":
             return "hand-written (not an LLM)"
-        return f"replayed from {meta.get('model', 'a recording')}"
+        # a campaign's run directory names its model in [llm]; a recording or kernel run names it itself
+        return f"replayed from {(stored.kind != 'campaign' and record.model) or 'a recording'}"
     return model
 
 

@@ -32,7 +32,7 @@ TOKEN_FORMAT = FuncFormatter(_count)
 
 def writer(lineage: Lineage) -> str:
     """Who wrote the candidates, for axis labels: the offline synthesizer answers through the LLM path but is no LLM."""
-    model = str((lineage.archive.config.get("llm") or {}).get("model", ""))
+    model = lineage.archive.stored.model
     return "synthesizer (no LLM)" if model.startswith("synth/") else "LLM"
 
 

@@ -104,7 +104,7 @@ def report_data(lineage: Lineage) -> dict:
             "best_path": path,
             "candidates": len(nodes),
             "budget": status.get("budget"),
-            "model": str((lineage.archive.config.get("llm") or {}).get("model", "")),
+            "model": lineage.archive.stored.model,
             "generated": time.strftime("%Y-%m-%d %H:%M", time.localtime()),
             "edits": _edit_lines(lineage),
             "search": _search_lines(lineage),
@@ -174,7 +174,7 @@ def _validation_lines(lineage: Lineage) -> list[str]:
     """The final choice on the validation tasks ([tasks] validation), as `tunesmith status` says it."""
     from generator.campaign.final_choice import format_choice, load_choice
 
-    has_set = bool((lineage.archive.config.get("tasks") or {}).get("validation"))
+    has_set = lineage.archive.stored.has_validation
     return format_choice(load_choice(lineage.run_dir)) if has_set else []
 
 

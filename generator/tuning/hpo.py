@@ -14,10 +14,7 @@ its final choice (generator.campaign.sealed_test).
 
 from __future__ import annotations
 
-import os
 import time
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
@@ -25,15 +22,12 @@ import optuna
 import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive
 from generator.sandbox.optimizer_source import parse_optimizer
-from generator.tuning.recovery import OWNER, claim, interrupted, owner_words, quiet_interrupts, recover, same_retry
+from generator.tuning.recovery import claim, quiet_interrupts
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
-from generator.tuning.storage import (
-    GRACE_BEATS,
-    HpoError,
-    check_storage,
-    open_storage,
-    storage_url,
-)
+from generator.tuning.settings import HpoSettings, settings_from_config
+from generator.tuning.space import defaults, distributions, suggest
+from generator.tuning.storage import HpoError, check_storage, storage_url
+from generator.tuning.study import open_study, run_trials, say, study_name, surplus, trial_counts
 
 # results live in hpo_results; they are re-exported here for `from generator.tuning.hpo import ...`
 __all__ = [
@@ -53,130 +47,6 @@ __all__ = [
 ]
 
 REPORT_SEED_OFFSET = 7919  # the before/after scores use other random streams than the trials did
-
-
-@dataclass
-class HpoSettings:
-    """How to tune: which candidates, how many trials, how each trial is evaluated, where it is stored."""
-
-    top_k: int = 1
-    trials: int = 30
-    repeats: int = 3
-    storage: str | None = None  # Optuna storage URL or journal:PATH; default sqlite:///RUN/hpo.db
-    storage_origin: str = "--storage"  # where `storage` came from, for messages ("[hpo] storage" from the config)
-    seed: int = 0
-    ids: list[str] | None = None  # explicit candidates instead of the top K
-    timeout_s: float | None = None  # per evaluation; default the campaign's evaluation.timeout
-    workers: int | None = None  # sandbox workers per evaluation; default the campaign's
-    worker: int | None = None  # index of this process among parallel `tunesmith hpo` processes
-    report_repeats: int | None = None  # repeats of the before/after scores; default max(10, 2 * repeats)
-    heartbeat: float = 30.0  # seconds between a trial's heartbeats; a silent trial is failed after GRACE_BEATS of them
-    # racing (the campaign's [evaluation] racing): a trial runs min_repeats per task first, and more (up to
-    # `repeats`) only while a paired t-test cannot tell it is worse than the best finished trial
-    racing: bool = False
-    min_repeats: int = 3
-    confidence: float = 0.9
-
-
-# -- the search space a candidate declares ------------------------------------------------------
-
-
-def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
-    """Optuna distributions for a `hyperparameters` declaration (int / float / log / categorical).
-
-    "log" is a float searched on a log scale; int and float also take `"log": true` and `"step"`.
-    """
-    dists = {}
-    from generator.sandbox.checks import hyperparameter_values_problem
-
-    for name, spec in hyperparameters.items():
-        problem = hyperparameter_values_problem(name, spec) if isinstance(spec, dict) else None
-        if problem:  # a study, its storage and the run directory keep values as JSON (issue 39)
-            raise HpoError(f"{origin}: {problem}")
-        try:
-            dists[name] = _distribution(spec)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise HpoError(
-                f"{origin}: hyperparameter {name!r} {spec!r} is not usable ({exc}); declare "
-                "{'type': 'int'|'float'|'log'|'categorical', 'low', 'high' | 'choices', 'default'}"
-            ) from None
-    return dists
-
-
-def _distribution(spec: dict):
-    kind = spec.get("type") or ("categorical" if "choices" in spec else "float")
-    log = bool(spec.get("log", False)) or kind == "log"  # "log" is a float on a log scale
-    if kind in ("categorical", "bool"):
-        choices = spec.get("choices", [False, True] if kind == "bool" else None)
-        return optuna.distributions.CategoricalDistribution(list(choices))
-    if kind == "int":
-        step = 1 if log else int(spec.get("step", 1))
-        return optuna.distributions.IntDistribution(int(spec["low"]), int(spec["high"]), log=log, step=step)
-    if kind in ("float", "log"):
-        step = spec.get("step")
-        return optuna.distributions.FloatDistribution(
-            float(spec["low"]), float(spec["high"]), log=log, step=None if log or step is None else float(step)
-        )
-    raise ValueError(f"unknown type {kind!r}")
-
-
-def suggest(trial: optuna.Trial, name: str, dist):
-    """Ask the trial for one value of a distribution made by `distributions`."""
-    if isinstance(dist, optuna.distributions.CategoricalDistribution):
-        return trial.suggest_categorical(name, dist.choices)
-    if isinstance(dist, optuna.distributions.IntDistribution):
-        return trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
-    return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
-
-
-def defaults(hyperparameters: dict) -> dict:
-    """The declared default of every hyperparameter that has one."""
-    return {name: spec["default"] for name, spec in hyperparameters.items() if "default" in spec}
-
-
-# -- storage and study -------------------------------------------------------------------------
-
-
-def study_name(run_dir: Path, candidate_id: str) -> str:
-    """Stable per run and candidate, so that re-running resumes the same study."""
-    return f"tunesmith-{Path(run_dir).resolve().name}-{candidate_id}"
-
-
-def _counted(trial) -> bool:
-    """Trials that use up the trial budget: finished ones, running ones, and real failures."""
-    s = optuna.trial.TrialState
-    if trial.state in (s.COMPLETE, s.PRUNED, s.RUNNING, s.WAITING):
-        return True
-    return trial.state == s.FAIL and "error" in trial.user_attrs  # not a crashed worker's stale trial
-
-
-def _surplus(trial: optuna.Trial, budget: int) -> bool:
-    """A trial another process made redundant: created in the instant between our count and its creation
-    when the trials before it already fill the budget, or a second copy of the enqueued defaults."""
-    trials = trial.study.get_trials(deepcopy=False)
-    earlier = [t for t in trials if t.number < trial.number]
-    if sum(_counted(t) for t in earlier) >= budget:
-        return True
-    this = next((t for t in trials if t.number == trial.number), None)
-    if this is None:
-        return False
-    if any(same_retry(this, t) for t in earlier):  # two processes queued one interrupted trial again
-        return True
-    fixed, retried = this.system_attrs.get("fixed_params"), this.system_attrs.get("retry_history", [])
-    return fixed is not None and any(
-        t.system_attrs.get("fixed_params") == fixed for t in earlier if t.number not in retried
-    )  # a retry repeats its original's values
-
-
-def _sampler_seed(study, settings: HpoSettings) -> int:
-    """The seed, moved on by the trials already there: a resumed study must not replay its random start."""
-    trials = study.get_trials(deepcopy=False)
-    seed = settings.seed + len(trials)
-    if settings.worker is not None:
-        return seed + 100_003 * settings.worker
-    # another process works on this study right now: a stream of its own, or TPE repeats its trials
-    running = any(t.state == optuna.trial.TrialState.RUNNING for t in trials)
-    return seed + (os.getpid() if running else 0)
 
 
 # -- the objective -----------------------------------------------------------------------------
@@ -220,7 +90,7 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
             raise
 
     def trial_value(trial: optuna.Trial) -> float:
-        if _surplus(trial, settings.trials):
+        if surplus(trial, settings.trials):
             trial.set_user_attr("surplus", True)  # FAIL without "error": not counted, never evaluated
             return float("nan")
         params = {name: suggest(trial, name, dist) for name, dist in dists.items()}
@@ -261,124 +131,14 @@ def run_study(
     progress: bool = True,
 ) -> optuna.Study:
     """Create or resume the candidate's study and run this process's share of the trials."""
-    study = optuna.create_study(
-        study_name=study_name(run_dir, cid),
-        storage=open_storage(storage_url(run_dir, settings.storage), settings.storage_origin, settings.heartbeat),
-        direction="maximize",
-        load_if_exists=True,
-        pruner=_pruner(settings),
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        optuna.storages.fail_stale_trials(study)
-    recover(study)  # before the seed: a dead process's trial is not a live one to keep apart from
-    study.sampler = optuna.samplers.TPESampler(seed=_sampler_seed(study, settings))
-    if not study.get_trials(deepcopy=False):
-        study.enqueue_trial(_default_params(dists, settings, source), skip_if_exists=True)
-    objective = make_objective(source, dists, train_tasks, settings, timeout_s, workers)
-    bar = _progress(progress, settings.trials, cid)
-    waiting = _OthersTrials(study, settings)
-    try:
-        while True:
-            recover(study)  # interrupted trials (a killed process, Ctrl-C) are queued again
-            trials = study.get_trials(deepcopy=False)
-            finished = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
-            bar.n = min(finished, settings.trials)
-            bar.refresh()
-            queued = any(t.state == optuna.trial.TrialState.WAITING for t in trials)
-            # a queued trial holds one of the N places: it is run, never left waiting
-            if finished >= settings.trials and not queued:
-                break
-            if sum(_counted(t) for t in trials) >= settings.trials and not queued:
-                # the rest of the N are RUNNING in other processes (or were left by a dead one): only
-                # finished trials count, so wait for them; Optuna's heartbeat fails a dead one
-                if not waiting.wait(trials):
-                    break
-                continue
-            # one trial at a time: the count above sees the other processes' trials between them
-            _optimize_one(study, objective)
-    finally:
-        bar.close()
+    study = open_study(run_dir, cid, settings, _default_params(dists, settings, source))
+    run_trials(study, make_objective(source, dists, train_tasks, settings, timeout_s, workers), settings, cid, progress)
     return study
-
-
-def _optimize_one(study: optuna.Study, objective) -> None:
-    """One trial. On SQLite two processes can pop the same queued trial (Optuna reads it WAITING and marks
-    it RUNNING in two statements, and SQLite has no row lock between them); both run it, and the slower
-    one's tell finds it finished. That trial has its result, so the slower process goes on with the next."""
-    try:
-        study.optimize(objective, n_trials=1, catch=())
-    except ValueError as exc:
-        if not str(exc).startswith("Cannot tell a ") or "trial" not in str(exc):
-            raise
-
-
-def _pruner(settings: HpoSettings):
-    """Racing: a paired t-test against the best finished trial; else median pruning per task."""
-    if settings.racing:
-        from generator.tuning.racing import RacePruner
-
-        return RacePruner(settings.confidence)
-    return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0)
-
-
-class _OthersTrials:
-    """Waiting for trials RUNNING in other processes: said once, failed by the heartbeat when stale."""
-
-    def __init__(self, study: optuna.Study, settings: HpoSettings):
-        self.study, self.settings = study, settings
-        heartbeat = isinstance(study._storage, optuna.storages.RDBStorage)
-        # journal storage has no heartbeat: a trial of a dead process on another host never ends by itself
-        self.limit_s = (GRACE_BEATS + 2) * settings.heartbeat
-        self.heartbeat, self.since = heartbeat, None
-
-    def wait(self, trials) -> bool:
-        """Wait one heartbeat for the RUNNING trials; False once waiting is pointless (reported)."""
-        running = [t for t in trials if t.state == optuna.trial.TrialState.RUNNING]
-        if self.since is None:
-            self.since = time.monotonic()
-            owners = sorted({owner_words(str(t.system_attrs.get(OWNER, "unknown owner"))) for t in running})
-            how = (
-                f"if its process died, Optuna's heartbeat fails it within "
-                f"{GRACE_BEATS * self.settings.heartbeat:g} s and it is run again here"
-                if self.heartbeat
-                else "journal storage has no heartbeat, so one left by a dead process on another host stays RUNNING"
-            )
-            _say(
-                f"study {self.study.study_name}: waiting for {len(running)} trial(s) running in other processes "
-                f"({', '.join(owners)}); {how}"
-            )
-        if not self.heartbeat and time.monotonic() - self.since > self.limit_s:
-            done = sum(_counted(t) and t.state != optuna.trial.TrialState.RUNNING for t in trials)
-            _say(
-                f"study {self.study.study_name}: {done} of {self.settings.trials} trials finished; "
-                f"{len(running)} trial(s) still RUNNING may belong to a dead process (not counted); "
-                "run `tunesmith hpo` again once they end, or use an RDB storage (sqlite:///...) for heartbeats"
-            )
-            return False
-        time.sleep(self.settings.heartbeat)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.fail_stale_trials(self.study)
-        return True
-
-
-def _say(message: str) -> None:
-    import sys
-
-    print(f"tunesmith: {message}", file=sys.stderr, flush=True)
 
 
 def _default_params(dists: dict, settings: HpoSettings, source: str) -> dict:
     declared = defaults(parse_optimizer(source).hyperparameters)
     return {k: v for k, v in declared.items() if k in dists}
-
-
-def _progress(enabled: bool, total: int, cid: str):
-    from tqdm import tqdm
-
-    # disable=None: drawn on a terminal only (in a log file every update would add a carriage-return line)
-    return tqdm(total=total, desc=f"hpo {cid}", unit="trial", disable=(not enabled) or None, leave=False)
 
 
 # -- the whole stage ---------------------------------------------------------------------------
@@ -436,7 +196,7 @@ def tune_candidate(
     name = study_name(run_dir, candidate.id)
     if dists:
         study = run_study(run_dir, candidate.id, source, dists, train_tasks, settings, timeout_s, workers, progress)
-        counts = _trial_counts(study)
+        counts = trial_counts(study)
         done = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
         if done:
             best = max(done, key=lambda t: t.value)
@@ -457,7 +217,7 @@ def tune_candidate(
             return done_already
         if progress:  # after the trials' bar, tens of seconds of runs: say what they are
             sets = "training" + (" and validation" if validation_tasks else "")  # the test tasks are sealed
-            _say(
+            say(
                 f"hpo {candidate.id}: scoring the default and the tuned values on the {sets} tasks "
                 f"({repeats} repeats each, seeds no trial saw)"
             )
@@ -561,22 +321,10 @@ def _wins(split) -> bool:
     return split is None or (split.after is not None and (split.before is None or split.after > split.before))
 
 
-def _trial_counts(study) -> dict:
-    s = optuna.trial.TrialState
-    trials = study.get_trials(deepcopy=False)
-    return {
-        "complete": sum(t.state == s.COMPLETE for t in trials),
-        "pruned": sum(t.state == s.PRUNED for t in trials),
-        "failed": sum(t.state == s.FAIL and "error" in t.user_attrs for t in trials),  # not surplus/stale
-        "interrupted": sum(interrupted(t) for t in trials),
-    }  # killed or stopped, then run again
-
-
 def _evaluation_limits(archive: Archive, settings: HpoSettings) -> tuple[float, int]:
-    evaluation = archive.config.get("evaluation", {})
-    timeout = settings.timeout_s or float(evaluation.get("timeout", 60.0))
-    workers = settings.workers or int(evaluation.get("workers", 1))
-    return timeout, workers
+    """Per evaluation: the command line's timeout and workers, else the campaign's [evaluation] ones."""
+    evaluation = archive.stored.campaign.evaluation
+    return settings.timeout_s or evaluation.timeout, settings.workers or evaluation.workers
 
 
 def run_hpo(run_dir, settings: HpoSettings, progress: bool = True) -> list[HpoResult]:
@@ -615,50 +363,15 @@ def validation_set(archive: Archive) -> list:
 
 def _split_tasks(archive: Archive, split: str) -> list:
     """The tasks of one of the run's task lists (train, validation, test)."""
-    from generator.config import TasksConfig
     from generator.tasks.entries import load_task_set
 
-    tasks = TasksConfig.model_validate(archive.config["tasks"])
+    tasks = archive.stored.campaign.tasks
     return load_task_set(getattr(tasks, split), tasks)
-
-
-def settings_from_config(config: dict, **overrides) -> HpoSettings:
-    """HpoSettings from a campaign configuration's [hpo] section, with command-line overrides."""
-    section = dict(config.get("hpo") or {})
-    section.pop("enabled", None)
-    known = HpoSettings.__dataclass_fields__
-    values = {k: v for k, v in section.items() if k in known}
-    evaluation = config.get("evaluation") or {}  # trials race as the campaign's candidates did
-    values.update({k: evaluation[k] for k in ("racing", "min_repeats", "confidence") if k in evaluation})
-    _check_counts(overrides)
-    values.update({k: v for k, v in overrides.items() if v is not None and k in known})
-    if values.get("storage") is not None and overrides.get("storage") is None:
-        values["storage_origin"] = "[hpo] storage ="
-    return HpoSettings(**values)
-
-
-# command-line overrides that count something (the [hpo] section's own fields say so through pydantic, ge=1)
-_COUNTS = {
-    "trials": ("--trials", "Optuna trials per candidate"),
-    "repeats": ("--repeats", "runs per task and trial"),
-    "top_k": ("--top", "candidates to tune"),
-    "report_repeats": ("--report-repeats", "runs per task of the before/after scores"),
-}
-
-
-def _check_counts(overrides: dict) -> None:
-    """--trials 0, --repeats 0, --top 0 ... are refused before a study is opened (nothing written)."""
-    for key, (flag, what) in _COUNTS.items():
-        value = overrides.get(key)
-        if value is not None and value < 1:
-            raise HpoError(f"{flag} {value}: give at least 1 ({what})")
-    if overrides.get("worker") is not None and overrides["worker"] < 0:
-        raise HpoError(f"--worker {overrides['worker']}: give 0 or more (this process's index on the storage)")
 
 
 def campaign_stage(run_dir, progress: bool = True) -> list[HpoResult]:
     """The campaign's last stage: tune as its `[hpo]` section says, or nothing when it is not enabled."""
-    config = Archive.open(run_dir).config
-    if not (config.get("hpo") or {}).get("enabled"):
+    config = Archive.open(run_dir).stored.campaign
+    if not config.hpo.enabled:
         return []
     return run_hpo(run_dir, settings_from_config(config), progress)

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import time
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.config import LLMConfig
-from generator.errors import TunesmithError
+from generator.config.kernel import KernelCampaignConfig, parse_kernel_campaign
 from generator.kernels.check import cache_summary, check_template, measure_original, measure_space
 from generator.kernels.template import (
     KernelSpec,
@@ -38,27 +36,6 @@ from generator.kernels.tuning import tune_problem
 from generator.live.kernel import require_device
 from generator.llm.client import CapReached, LLMClient, StopCampaign
 
-KEYS = {"kernel", "run_dir", "generations", "population", "offspring", "fevals", "sample", "seed", "llm"}
-
-
-class KernelCampaignError(TunesmithError):
-    """A kernel campaign file that cannot be used."""
-
-
-@dataclass(frozen=True)
-class KernelCampaign:
-    """A kernel campaign's settings (paths resolved from the file's folder)."""
-
-    kernel: Path
-    run_dir: Path
-    llm: LLMConfig
-    generations: int = 2
-    population: int = 2
-    offspring: int = 2
-    fevals: int = 6
-    sample: int = 4
-    seed: int = 0
-
 
 def is_kernel_campaign(path) -> bool:
     """Whether a path is a kernel campaign file (a TOML file with a [kernel_campaign] table)."""
@@ -69,35 +46,17 @@ def is_kernel_campaign(path) -> bool:
         return False
 
 
-def load_kernel_campaign(path) -> KernelCampaign:
-    """Read and check a kernel campaign file."""
+def load_kernel_campaign(path) -> KernelCampaignConfig:
+    """Read and check a kernel campaign file; its paths (kernel, run_dir, a replay recording) made absolute."""
     path = Path(path)
-    doc = tomllib.loads(path.read_text()).get("kernel_campaign", {})
-    unknown = set(doc) - KEYS
-    if unknown:
-        raise KernelCampaignError(
-            f"{path}: unknown keys {sorted(unknown)} in [kernel_campaign]; allowed are {sorted(KEYS)}"
-        )
-    for key in ("kernel", "run_dir"):
-        if not isinstance(doc.get(key), str):
-            raise KernelCampaignError(f'{path}: [kernel_campaign] needs {key} = "PATH" (relative to the file)')
-    ints = {
-        k: doc.get(k, d)
-        for k, d in (("generations", 2), ("population", 2), ("offspring", 2), ("fevals", 6), ("sample", 4), ("seed", 0))
-    }
-    bad = [k for k, v in ints.items() if not isinstance(v, int) or v < (0 if k in ("generations", "seed") else 1)]
-    if bad:
-        raise KernelCampaignError(f"{path}: {', '.join(bad)} must be positive integers (generations, seed: >= 0)")
+    campaign = parse_kernel_campaign(tomllib.loads(path.read_text()).get("kernel_campaign", {}), str(path))
     base = path.resolve().parent
-    llm_doc = dict(doc.get("llm", {}))
-    model = str(llm_doc.get("model", ""))
-    if model.startswith("replay/") and not Path(model[7:]).is_absolute():  # a recording beside the file
-        llm_doc["model"] = f"replay/{base / model[7:]}"
-    try:
-        llm = LLMConfig(**llm_doc)
-    except Exception as exc:  # noqa: BLE001 - pydantic's message, on one line
-        raise KernelCampaignError(f"{path}: [kernel_campaign.llm]: {str(exc).splitlines()[-1]}") from None
-    return KernelCampaign(base / doc["kernel"], base / doc["run_dir"], llm, **ints)
+    llm = campaign.llm
+    if llm.model.startswith("replay/") and not Path(llm.model[7:]).is_absolute():  # a recording beside the file
+        llm = llm.model_copy(update={"model": f"replay/{base / llm.model[7:]}"})
+    return campaign.model_copy(
+        update={"kernel": str(base / campaign.kernel), "run_dir": str(base / campaign.run_dir), "llm": llm}
+    )
 
 
 def refine_messages(spec: KernelSpec, parent: Candidate, source: str) -> list[dict]:
@@ -115,7 +74,7 @@ def refine_messages(spec: KernelSpec, parent: Candidate, source: str) -> list[di
 class _Loop:
     """One kernel campaign run: proposals, checks, evaluations, the archive."""
 
-    def __init__(self, campaign: KernelCampaign, log):
+    def __init__(self, campaign: KernelCampaignConfig, log):
         self.c, self.log = campaign, log
         self.spec = load_kernel_spec(campaign.kernel)
         require_device(self.spec.problem)
