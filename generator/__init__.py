@@ -12,4 +12,4 @@ import os
 # no network here and users must not depend on one, so use the map bundled with the package.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the only place it is written: pyproject.toml reads it from here

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from generator.config.defaults import RUN_TIMEOUT_S
+
 
 def _setup_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="Python file with one optimizer class (the candidate interface)")
@@ -20,7 +22,9 @@ def _setup_evaluate(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--task", action="append", dest="only", help="keep tasks whose name contains this (repeatable)")
     p.add_argument("--repeats", type=int, default=10, help="runs per task (default 10)")
-    p.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds per run (default 30)")
+    p.add_argument(
+        "--timeout", type=float, default=RUN_TIMEOUT_S, help=f"wall-clock seconds per run (default {RUN_TIMEOUT_S:g})"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the runs (default 0)")
     p.add_argument("--workers", type=int, default=1, help="sandbox processes at a time (default 1)")
     p.add_argument(

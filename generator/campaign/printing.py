@@ -123,7 +123,7 @@ def format_status(run_dir, k: int = 10) -> str:
     stored = archive.stored
     cands = archive.candidates()
     status = archive.status()
-    budget = status.get("budget") or stored.campaign.evolution.budget
+    budget = status.get("budget") or stored.budget
     failed = [c for c in cands if c.error]
     kinds: dict[str, int] = {}
     for c in failed:

@@ -9,60 +9,83 @@ Modules, bottom up: `base` (Section, ConfigError, field marks), `urls` (executor
 and `sections` (the sections), `campaign` (CampaignConfig, one-line errors), `loading` (TOML, `extends`),
 `resume` (what may change when a run continues, legacy values), `kernel` (kernel campaigns and the other
 run records), `stored` (StoredRun: a run directory's configuration read back, format checked and
-upgraded). The names below are the package's public API.
+upgraded), `defaults` (values that rooms below pydantic's weight share, such as the run timeout).
+
+The names below are the package's public API. They load on first use (PEP 562), so a light module
+such as generator.sandbox.jobs can import `generator.config.defaults` without loading pydantic.
 """
 
-from generator.config.base import DEFAULT_HUB, HUB_ENV, MAX_BUDGET, ConfigError, Section, check_budget, hub_dir
-from generator.config.campaign import CampaignConfig, parse_config
-from generator.config.llm import LOCAL_TIMEOUT_S, LLMCaps, LLMConfig, LocalLLMConfig, ModelChoice
-from generator.config.loading import campaign_file, load_config, resolved_campaign
-from generator.config.resume import (
-    LEGACY_VALUES,
-    RESUMABLE_CHANGES,
-    blocking_changes,
-    config_changes,
-    with_legacy_values,
-)
-from generator.config.sections import (
-    BanditConfig,
-    EvaluationConfig,
-    EvolutionConfig,
-    GuidedConfig,
-    HpoConfig,
-    NichesConfig,
-    NoveltyConfig,
-    Operators,
-    OutputConfig,
-    PromptsConfig,
-    TasksConfig,
-)
-from generator.config.urls import DASK_LOCAL, REMOTE_SCHEMES, url_problem
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+# name -> the module of generator.config that defines it
+_WHERE = {
+    "ConfigError": "base",
+    "DEFAULT_HUB": "base",
+    "HUB_ENV": "base",
+    "MAX_BUDGET": "base",
+    "Section": "base",
+    "check_budget": "base",
+    "hub_dir": "base",
+    "CampaignConfig": "campaign",
+    "parse_config": "campaign",
+    "RUN_TIMEOUT_S": "defaults",
+    "LLMCaps": "llm",
+    "LLMConfig": "llm",
+    "LOCAL_TIMEOUT_S": "llm",
+    "LocalLLMConfig": "llm",
+    "ModelChoice": "llm",
+    "campaign_file": "loading",
+    "load_config": "loading",
+    "resolved_campaign": "loading",
+    "LEGACY_VALUES": "resume",
+    "RESUMABLE_CHANGES": "resume",
+    "blocking_changes": "resume",
+    "config_changes": "resume",
+    "with_legacy_values": "resume",
+    "BanditConfig": "sections",
+    "EvaluationConfig": "sections",
+    "EvolutionConfig": "sections",
+    "GuidedConfig": "sections",
+    "HpoConfig": "sections",
+    "NichesConfig": "sections",
+    "NoveltyConfig": "sections",
+    "Operators": "sections",
+    "OutputConfig": "sections",
+    "PromptsConfig": "sections",
+    "TasksConfig": "sections",
+    "DASK_LOCAL": "urls",
+    "REMOTE_SCHEMES": "urls",
+    "url_problem": "urls",
+}
 __all__ = [
-    "DASK_LOCAL",
-    "DEFAULT_HUB",
-    "HUB_ENV",
-    "LEGACY_VALUES",
-    "LOCAL_TIMEOUT_S",
-    "MAX_BUDGET",
-    "REMOTE_SCHEMES",
-    "RESUMABLE_CHANGES",
     "BanditConfig",
     "CampaignConfig",
     "ConfigError",
+    "DASK_LOCAL",
+    "DEFAULT_HUB",
     "EvaluationConfig",
     "EvolutionConfig",
     "GuidedConfig",
+    "HUB_ENV",
     "HpoConfig",
+    "LEGACY_VALUES",
     "LLMCaps",
     "LLMConfig",
+    "LOCAL_TIMEOUT_S",
     "LocalLLMConfig",
+    "MAX_BUDGET",
     "ModelChoice",
     "NichesConfig",
     "NoveltyConfig",
     "Operators",
     "OutputConfig",
     "PromptsConfig",
+    "REMOTE_SCHEMES",
+    "RESUMABLE_CHANGES",
+    "RUN_TIMEOUT_S",
     "Section",
     "TasksConfig",
     "blocking_changes",
@@ -76,3 +99,45 @@ __all__ = [
     "url_problem",
     "with_legacy_values",
 ]
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'generator.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"generator.config.{module}"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
+    from generator.config.base import DEFAULT_HUB, HUB_ENV, MAX_BUDGET, ConfigError, Section, check_budget, hub_dir
+    from generator.config.campaign import CampaignConfig, parse_config
+    from generator.config.defaults import RUN_TIMEOUT_S
+    from generator.config.llm import LOCAL_TIMEOUT_S, LLMCaps, LLMConfig, LocalLLMConfig, ModelChoice
+    from generator.config.loading import campaign_file, load_config, resolved_campaign
+    from generator.config.resume import (
+        LEGACY_VALUES,
+        RESUMABLE_CHANGES,
+        blocking_changes,
+        config_changes,
+        with_legacy_values,
+    )
+    from generator.config.sections import (
+        BanditConfig,
+        EvaluationConfig,
+        EvolutionConfig,
+        GuidedConfig,
+        HpoConfig,
+        NichesConfig,
+        NoveltyConfig,
+        Operators,
+        OutputConfig,
+        PromptsConfig,
+        TasksConfig,
+    )
+    from generator.config.urls import DASK_LOCAL, REMOTE_SCHEMES, url_problem

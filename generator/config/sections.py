@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from generator.config.base import Section, check_budget, hub_dir, marks
+from generator.config.defaults import RUN_TIMEOUT_S
 from generator.config.urls import url_problem
 
 
@@ -211,7 +212,7 @@ class EvaluationConfig(Section):
 
     repeats: int = Field(10, ge=1, strict=True, description="runs per task and candidate")
     timeout: float = Field(
-        60.0,
+        RUN_TIMEOUT_S,
         gt=0,
         strict=True,
         description="wall-clock seconds of one run (one repeat on one task); a run that evaluated nothing by then fails as timeout",

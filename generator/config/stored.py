@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from generator.config.base import ConfigError, Section
 from generator.config.campaign import CampaignConfig, parse_config
 from generator.config.kernel import GUIDED_RECORD, KERNEL_RUN, GuidedRecord, KernelRunRecord, RecordingRecord
@@ -37,6 +39,37 @@ def _format_1_to_2(data: dict) -> dict:
 
 # format N -> the step that makes a configuration of format N one of format N + 1
 UPGRADES: dict[int, Callable[[dict], dict]] = {1: _format_1_to_2}
+
+
+class _Shown(BaseModel):
+    """What status, report and export show of any run: unknown keys ignored, a missing key shown as unknown."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class _ShownLLM(_Shown):
+    model: str = ""
+
+
+class _ShownEvolution(_Shown):
+    budget: int | None = None
+
+
+class _ShownTasks(_Shown):
+    validation: list[str] = Field(default_factory=list)
+
+
+class RunHeader(_Shown):
+    """The few keys every command shows about a run, read from any run directory: a campaign's, a kernel
+    campaign's, a record, or one a test or an older Tunesmith wrote by hand. Its defaults mean "not
+    recorded", never a campaign's defaults (those are in CampaignConfig)."""
+
+    name: str | None = None
+    kind: str = "campaign"
+    llm: _ShownLLM = Field(default_factory=_ShownLLM)
+    evolution: _ShownEvolution = Field(default_factory=_ShownEvolution)
+    tasks: _ShownTasks = Field(default_factory=_ShownTasks)
+    model: str = ""  # records name their model at the top level
 
 
 class StoredRunError(ConfigError):
@@ -109,22 +142,33 @@ class StoredRun:
         return parse_config(self.data, str(self.run_dir / CONFIG))
 
     @property
+    def header(self) -> RunHeader:
+        """What status, report and export show (never fails: a key it cannot read is shown as unknown)."""
+        try:
+            return RunHeader.model_validate(self.data)
+        except ValidationError:  # a damaged key: show the run without it
+            return RunHeader()
+
+    @property
     def name(self) -> str:
         """The campaign's name (run.json's for a run whose configuration has none)."""
-        config = self.config
-        return getattr(config, "name", "") if "name" in self.data else str(self.info.get("campaign", ""))
+        return self.header.name or str(self.info.get("campaign", ""))
 
     @property
     def model(self) -> str:
         """The model that wrote the candidates ('' when none is recorded)."""
-        config = self.config
-        return config.llm.model if isinstance(config, CampaignConfig) else getattr(config, "model", "")
+        header = self.header
+        return header.llm.model or header.model
 
     @property
     def has_validation(self) -> bool:
         """Whether the run's winner is chosen on validation tasks ([tasks] validation)."""
-        config = self.config
-        return isinstance(config, CampaignConfig) and bool(config.tasks.validation)
+        return bool(self.header.tasks.validation)
+
+    @property
+    def budget(self) -> int | None:
+        """The campaign's budget in candidates (None when none is recorded)."""
+        return self.header.evolution.budget
 
 
 def upgraded(data: dict, fmt: int) -> dict:

@@ -13,6 +13,7 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, 
 import numpy as np
 
 import generator.live  # noqa: F401  (registers the live: task source with the resolver)
+from generator.config.defaults import RUN_TIMEOUT_S
 from generator.errors import TunesmithError, printable
 from generator.evaluation.runs import init_kwargs, run_seed
 from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
@@ -36,7 +37,7 @@ def evaluate_source(
     tasks: list[Task],
     repeats: int = 3,
     seed: int = 0,
-    timeout_s: float = 30.0,
+    timeout_s: float = RUN_TIMEOUT_S,
     hyperparameters: dict | None = None,
     workers: int = 1,
     *,
@@ -273,7 +274,7 @@ def evaluate_file(
     *,
     repeats: int = 10,
     seed: int = 0,
-    timeout_s: float = 30.0,
+    timeout_s: float = RUN_TIMEOUT_S,
     workers: int = 1,
     hp_args=(),
     executor: str | None = None,

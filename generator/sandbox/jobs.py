@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.config.defaults import RUN_TIMEOUT_S
 from generator.errors import TunesmithError
 from generator.scoring.fitness import CandidateError
 from generator.scoring.score import Budget, Trace
@@ -49,7 +50,7 @@ class SandboxError(TunesmithError):
 class SandboxConfig:
     """Limits and walls of a sandbox job; times in seconds, sizes in MiB/KiB."""
 
-    timeout_s: float = 30.0  # wall clock of one run (one repeat on one task)
+    timeout_s: float = RUN_TIMEOUT_S  # wall clock of one run (one repeat on one task)
     startup_s: float = 60.0  # allowance for the host's imports (slow on a loaded machine)
     memory_mb: int = 1024  # address space a run may add to the interpreter's
     nproc: int = 32  # processes + threads a run may have
