@@ -66,10 +66,10 @@ KT_ALL = [
 
 
 def test_tasks(campaign: Path) -> list[str]:
-    """The campaign's test entries, as bench --tasks arguments."""
-    import tomllib
+    """The campaign's test entries, as bench --tasks arguments (its `extends` chain merged)."""
+    from generator.config import load_config
 
-    return tomllib.loads(campaign.read_text())["tasks"]["test"]
+    return load_config(campaign).tasks.test
 
 
 def bench(tasks: list[str], strategies: list[str], repeats: int, out: Path) -> dict:
@@ -157,7 +157,7 @@ def gaps(data: dict, winner: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--winner", required=True)
-    ap.add_argument("--campaign", default="campaigns/flagship.toml")
+    ap.add_argument("--campaign", default="benchmarks/campaigns/flagship.toml")
     ap.add_argument("--test-repeats", type=int, default=100)
     ap.add_argument("--all-repeats", type=int, default=10)
     ap.add_argument("--out", default="benchmarks/results/flagship")

@@ -16,7 +16,7 @@ spaces=(--tasks "$hub" --tasks "$more" --tasks problems --protocol "$protocol" -
 new=(--tasks problems --task softmax/H100 --task attention/H100 --task batched_gemm/H100 --task bitonic_sort/H100
      --task scan/H100 --protocol "$protocol" --seed 0 --workers "$workers")
 archive=$(ls generated_algorithms/archive/*.py | grep -v '__init__\|flagship7_' | paste -sd, -)
-flagship7=generated_algorithms/archive/flagship7_c0008.py  # the winner of campaigns/flagship7.toml, exported
+flagship7=generated_algorithms/archive/flagship7_c0008.py  # the winner of benchmarks/campaigns/flagship7.toml, exported
 variants=$(python3 benchmarks/protocol/variants.py 8 | tr ',' '\n' | grep ':' | paste -sd, -)
 head=generated_algorithms/recommended.py,dual_annealing,diff_evo,genetic_algorithm,random_sample,pso
 

@@ -559,7 +559,7 @@ def flagship_page(folder: str = FLAGSHIP, command: str = FLAGSHIP_CMD) -> str:
 FLAGSHIP2 = "benchmarks/results/flagship2"
 FLAGSHIP2_CMD = (
     "python benchmarks/flagship_tables.py --winner generated_algorithms/archive/lcb_annealing_ils.py "
-    "--campaign campaigns/flagship2.toml --test-repeats 100 --all-repeats 8 --out benchmarks/results/flagship2"
+    "--campaign benchmarks/campaigns/flagship2.toml --test-repeats 100 --all-repeats 8 --out benchmarks/results/flagship2"
 )
 
 
