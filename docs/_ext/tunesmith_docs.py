@@ -62,7 +62,12 @@ def campaign_reference() -> str:
     """Every section and key of the campaign file: type, default, description (from generator.config)."""
     from pydantic import BaseModel
 
-    from generator.config import CampaignConfig
+    from generator.config import RESUMABLE_CHANGES, CampaignConfig
+
+    def on_resume(dotted: str) -> str:
+        """`may change` where `tunesmith run`/`resume` accept a changed value for a run that exists."""
+        parts = dotted.split(".")
+        return "may change" if any(".".join(parts[:i]) in RESUMABLE_CHANGES for i in range(1, len(parts) + 1)) else ""
 
     sections: list[tuple[str, type]] = []
 
@@ -87,11 +92,13 @@ def campaign_reference() -> str:
         out.append("")
         out.append(_cell((model.__doc__ or "").strip()))
         out.append("")
-        out.append("| key | type | default | meaning |")
-        out.append("| --- | --- | --- | --- |")
+        out.append("| key | type | default | on resume | meaning |")
+        out.append("| --- | --- | --- | --- | --- |")
         for name, field in keys:
+            dotted = f"{prefix}.{name}" if prefix else name
             out.append(
-                f"| `{name}` | {_type_name(field.annotation)} | {_default(field)} | {_cell(field.description or '')} |"
+                f"| `{name}` | {_type_name(field.annotation)} | {_default(field)} | {on_resume(dotted)} "
+                f"| {_cell(field.description or '')} |"
             )
         out.append("")
     return "\n".join(out)
