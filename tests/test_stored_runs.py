@@ -118,3 +118,57 @@ def test_no_command_reads_a_stored_configuration_as_a_raw_dict():
         if RAW_READ.search(line)
     ]
     assert not found, "read the model (Archive.stored / Archive.settings) instead:\n" + "\n".join(found)
+
+
+def test_resume_rules_come_from_the_fields_and_match_the_lists_0_1_kept_by_hand():
+    from generator.config import LEGACY_VALUES, RESUMABLE_CHANGES
+
+    assert RESUMABLE_CHANGES == {
+        "llm.caps",
+        "llm.timeout",
+        "llm.retries",
+        "llm.backoff",
+        "llm.api_base",
+        "llm.concurrency",
+        "evolution.budget",
+        "evaluation.workers",
+        "evaluation.executor",
+        "evaluation.worker_wait",
+        "output.run_dir",
+        "description",
+        "hpo",
+        "tasks.hub",
+    }
+    assert LEGACY_VALUES == {
+        "evolution.planning": "serial",
+        "evaluation.aggregate": "mean",
+        "evolution.edit": "full",
+        "evolution.operators.crossover": 0.0,
+        "evolution.niches.islands": 1,
+        "evolution.niches.migration_interval": 3,
+        "evolution.niches.map_elites": False,
+        "evolution.niches.bins": 3,
+        "evolution.bandit.enabled": False,
+        "evolution.bandit.discount": 0.9,
+        "evolution.bandit.exploration": 0.5,
+        "llm.models": [],
+        "tasks.validation": [],
+        "tasks.finalists": 5,
+        "evaluation.racing": False,
+        "evaluation.indifference": 0.0,
+    }
+
+
+def test_the_run_timeout_has_one_default(capsys):
+    import inspect
+
+    from generator.config import RUN_TIMEOUT_S, EvaluationConfig
+    from generator.evaluation.evaluate import evaluate_file, evaluate_source
+    from generator.sandbox.jobs import SandboxConfig
+
+    assert EvaluationConfig().timeout == SandboxConfig().timeout_s == RUN_TIMEOUT_S == 60.0
+    for function in (evaluate_source, evaluate_file):
+        assert inspect.signature(function).parameters["timeout_s"].default == RUN_TIMEOUT_S
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    assert "seconds per run (default 60)" in " ".join(capsys.readouterr().out.split())
