@@ -4,8 +4,10 @@ Run directory layout (other rooms -- report, HPO, export -- read it through `Arc
 
 ```
 RUN_DIR/
-  campaign.toml        the campaign file as given (copied once, at creation)
-  config.json          the validated configuration, paths resolved (resume reads this)
+  campaign.toml        the campaign file as given (copied once, at creation; a file that `extends` another:
+                       its own text, the merged result is in config.json)
+  config.json          the validated configuration, paths resolved, `extends` merged (resume reads this,
+                       through generator.config.stored.StoredRun)
   run.json             {"created", "tunesmith_version", "campaign", "format"} written once at creation;
                        "format" is the run directory's format (generator.config.stored; none = 1)
   status.json          {"state": running|finished|stopped, "reason", "candidates", "budget",

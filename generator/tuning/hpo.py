@@ -10,6 +10,10 @@ share the trials. Afterwards the defaults and the best values are both scored ag
 training (and validation) tasks, with a fresh seed: the tuned score is then not the maximum of
 noisy trials. The test tasks are not scored here: they are sealed, opened once by the campaign after
 its final choice (generator.campaign.sealed_test).
+
+This module holds the objective and the stage; what it is asked to do is `settings.py` (HpoSettings:
+the campaign's [hpo] section plus the command line), the search space `space.py`, and the study's own
+mechanics (opening, counting trials across processes, waiting for others) `study.py`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from generator.tuning.space import defaults, distributions, suggest
 from generator.tuning.storage import HpoError, check_storage, storage_url
 from generator.tuning.study import open_study, run_trials, say, study_name, surplus, trial_counts
 
-# results live in hpo_results; they are re-exported here for `from generator.tuning.hpo import ...`
+# the names callers import from here (results, settings and the space are defined beside this module)
 __all__ = [
     "HPO_DIR",
     "HpoError",
