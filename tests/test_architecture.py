@@ -15,14 +15,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 ROOMS = [
     "parsing",
     "errors",
+    "registry",
     "interrupts",
     "config",
     "jsonl",
     "tasks",
     "scoring",
     "sandbox",
-    "live",
     "evaluation",
+    "live",
     "llm",
     "archive",
     "run_lock",
@@ -149,4 +150,4 @@ def test_importing_tasks_loads_no_room_above_it():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out.strip()))
-    assert loaded <= {"parsing", "errors", "config", "tasks"}, loaded
+    assert loaded <= {"parsing", "errors", "registry", "config", "tasks"}, loaded
