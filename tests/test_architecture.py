@@ -35,8 +35,8 @@ ROOMS = [
     "bench",
     "kernels",
 ]
-# The command line, and the thin re-exports of import paths the README documents, sit on top.
-TOP = {"cli", "cli_scoring", "adapters", "hpo", "live_eval", "live_tasks", "synth"}
+# The command line sits on top.
+TOP = {"cli"}
 
 
 def _module_name(path: Path) -> str:
