@@ -56,15 +56,14 @@ _WHERE = {
     "OutputConfig": "sections",
     "PromptsConfig": "sections",
     "TasksConfig": "sections",
-    "DASK_LOCAL": "urls",
-    "REMOTE_SCHEMES": "urls",
+    "executor_choices": "urls",
+    "executor_name": "urls",
     "url_problem": "urls",
 }
 __all__ = [
     "BanditConfig",
     "CampaignConfig",
     "ConfigError",
-    "DASK_LOCAL",
     "DEFAULT_HUB",
     "EvaluationConfig",
     "EvolutionConfig",
@@ -83,7 +82,6 @@ __all__ = [
     "Operators",
     "OutputConfig",
     "PromptsConfig",
-    "REMOTE_SCHEMES",
     "RESUMABLE_CHANGES",
     "RUN_TIMEOUT_S",
     "Section",
@@ -92,6 +90,8 @@ __all__ = [
     "campaign_file",
     "check_budget",
     "config_changes",
+    "executor_choices",
+    "executor_name",
     "hub_dir",
     "load_config",
     "parse_config",
@@ -140,4 +140,4 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
         PromptsConfig,
         TasksConfig,
     )
-    from generator.config.urls import DASK_LOCAL, REMOTE_SCHEMES, url_problem
+    from generator.config.urls import executor_choices, executor_name, url_problem

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import optuna
 
-import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive
 from generator.sandbox.optimizer_source import parse_optimizer
 from generator.tuning.recovery import claim, quiet_interrupts
