@@ -129,15 +129,17 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
 
 def _cmd_run(args) -> int:
     from generator.campaign.loop import format_summary, run_campaign
+    from generator.record import recording
 
-    summary = run_campaign(
-        args.config,
-        run_dir=args.run_dir,
-        budget=args.budget,
-        progress=not args.no_progress,
-        executor=args.executor,
-        worker_wait=args.worker_wait,
-    )
+    with recording(config=args.config, run_dir=args.run_dir):  # [record]: MLflow, when the campaign asks for it
+        summary = run_campaign(
+            args.config,
+            run_dir=args.run_dir,
+            budget=args.budget,
+            progress=not args.no_progress,
+            executor=args.executor,
+            worker_wait=args.worker_wait,
+        )
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -161,14 +163,16 @@ def _setup_resume(p: argparse.ArgumentParser) -> None:
 
 def _cmd_resume(args) -> int:
     from generator.campaign.loop import format_summary, resume
+    from generator.record import recording
 
-    summary = resume(
-        args.run_dir,
-        budget=args.budget,
-        progress=not args.no_progress,
-        executor=args.executor,
-        worker_wait=args.worker_wait,
-    )
+    with recording(run_dir=args.run_dir):  # the same MLflow run as before the stop (RUN_DIR/mlflow.json)
+        summary = resume(
+            args.run_dir,
+            budget=args.budget,
+            progress=not args.no_progress,
+            executor=args.executor,
+            worker_wait=args.worker_wait,
+        )
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -425,6 +429,11 @@ COMMANDS["template"] = (
 from generator.cli_scoring import COMMANDS as _SCORING  # noqa: E402
 
 COMMANDS.update(_SCORING)
+
+# -- compare and serve (issue 42): their own rooms, generator/compare and generator/serve -----
+from generator.compare.command import COMMANDS as _COMPARE  # noqa: E402
+
+COMMANDS.update(_COMPARE)
 
 
 # --- llm (local models) ---------------------------------------------------------------------

@@ -525,6 +525,21 @@ class GuidedConfig(Section):
     )
 
 
+class RecordConfig(Section):
+    """Where the campaign is also recorded as it runs (generator.record): MLflow, an optional extra."""
+
+    mlflow: bool = Field(
+        False,
+        strict=True,
+        description="send each candidate (scores, operator, parents, tokens, cost, code) and the report to MLflow; needs pip install 'tunesmith[mlflow]'",
+    )
+    tracking_uri: str | None = Field(
+        None,
+        description="MLflow tracking URI; default sqlite:///PARENT/mlflow.db, a local store beside the run directory (PARENT: its parent folder)",
+    )
+    experiment: str | None = Field(None, description="MLflow experiment name (default: the campaign's name)")
+
+
 class CampaignConfig(Section):
     """A whole campaign file."""
 
@@ -539,6 +554,7 @@ class CampaignConfig(Section):
     hpo: HpoConfig = Field(default_factory=HpoConfig)
     llm_guided: GuidedConfig = Field(default_factory=GuidedConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
+    record: RecordConfig = Field(default_factory=RecordConfig)
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
@@ -559,6 +575,7 @@ RESUMABLE_CHANGES = {
     "description",
     "hpo",
     "tasks.hub",
+    "record",
 }
 
 
