@@ -432,8 +432,10 @@ COMMANDS.update(_SCORING)
 
 # -- compare and serve (issue 42): their own rooms, generator/compare and generator/serve -----
 from generator.compare.command import COMMANDS as _COMPARE  # noqa: E402
+from generator.serve.command import COMMANDS as _SERVE  # noqa: E402
 
 COMMANDS.update(_COMPARE)
+COMMANDS.update(_SERVE)
 
 
 # --- llm (local models) ---------------------------------------------------------------------
