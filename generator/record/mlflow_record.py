@@ -4,7 +4,7 @@ The campaign's run holds the configuration as parameters (flattened, `evolution.
 per candidate in generation order (step = its position), the metrics `P`, `best_P`, `tokens_total`,
 `cost_usd_total` and `failed_total`; at the end the report (`report/report.html` with its figures).
 Each candidate's nested run (named by its id, tag `tunesmith.candidate`) holds its operator, parents,
-generation, model, error kind and duplicate as parameters; its P, SE, runs, per-task P, tokens,
+generation, model, error kind and duplicate as parameters; its P, SE, runs, per-task P (`P_task.<task>`), tokens,
 cost and timings as metrics; its code as `code/<id>.py`.
 
 RUN_DIR/mlflow.json keeps the tracking URI, experiment and run id, so `tunesmith resume` continues
@@ -47,8 +47,9 @@ def _import_mlflow():
 
 
 def metric_name(text: str) -> str:
-    """A metric name MLflow accepts (letters, digits, _ - . / and spaces): 'P/gemm_milo_A100'."""
-    return re.sub(r"[^A-Za-z0-9_\-./ ]", "_", text)
+    """A metric name every MLflow store takes: letters, digits, _ - . ('P_task.gemm_milo_A100'; no '/', which
+    the file store makes a folder, clashing with a metric of the folder's name)."""
+    return re.sub(r"[^A-Za-z0-9_\-.]", "_", text)
 
 
 class MlflowRecord:
@@ -238,8 +239,8 @@ def candidate_metrics(c: Candidate, exchange) -> dict:
         out["SE"] = float(c.se)
     for task, score in c.per_task.items():
         if score is not None:
-            out[metric_name(f"P/{task}")] = float(score)
+            out[metric_name(f"P_task.{task}")] = float(score)
     for key, value in (c.timings or {}).items():
         if isinstance(value, (int, float)):
-            out[metric_name(f"time/{key}")] = float(value)
+            out[metric_name(f"time.{key}")] = float(value)
     return out
