@@ -33,6 +33,10 @@ ROOMS = [
     "review",
     "bench",
     "kernels",
+    # issue 42: views over run directories, above everything they read
+    "record",
+    "compare",
+    "serve",
 ]
 # The command line, and the thin re-exports of import paths the README documents, sit on top.
 TOP = {"cli", "cli_scoring", "adapters", "hpo", "live_eval", "live_tasks", "synth"}

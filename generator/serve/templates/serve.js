@@ -81,7 +81,7 @@
       const r = el("tr", "pick" + (c.id === selected ? " selected" : ""));
       r.dataset.id = c.id;
       [i + 1, c.id, fmt(c.score) + pm(c.se), c.runs, c.operator, c.generation, c.description].forEach((v, j) =>
-        r.appendChild(el("td", j === 0 || j === 2 || j === 3 ? "num" : "", v)));
+        r.appendChild(el("td", j === 0 || j === 2 || j === 3 ? "num" : j === 6 ? "text" : "", v)));
       r.addEventListener("click", () => select(c.id));
       t.appendChild(r);
     });
@@ -94,7 +94,7 @@
     const pts = points.filter((p) => typeof xOf(p) === "number");
     if (!points.some((p) => typeof p.best === "number")) { box.appendChild(el("p", "empty", "No scored candidate yet.")); return; }
     if (!pts.length) { box.appendChild(el("p", "empty", "This run recorded no " + xLabel + ".")); return; }
-    const W = 460, H = 170, L = 44, B = 26, T = 8, R = 10;
+    const W = 340, H = 170, L = 44, B = 26, T = 8, R = 10;
     const xs = pts.map(xOf), ys = pts.flatMap((p) => [p.best, p.score]).filter((y) => typeof y === "number");
     const x0 = Math.min(...xs), x1 = Math.max(...xs) || 1, y0 = Math.min(...ys), y1 = Math.max(...ys);
     const sx = (x) => L + (W - L - R) * (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5);
