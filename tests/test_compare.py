@@ -116,7 +116,7 @@ def test_command_writes_json_and_html(runs, tmp_path, capsys):
     data = json.loads((out / "compare.json").read_text())
     assert {r["arm"] for r in data["table"]} == {"good", "weak"} and data["command"].startswith("tunesmith compare")
     html = (out / "compare.html").read_text()
-    assert html.count("data:image/png;base64,") == 4 and "<script" not in html
+    assert html.count("data:image/png;base64,") == 2 and "<script" not in html  # no tokens or cost spent: no plot
 
 
 def test_seeded_copy_sets_every_seed(tmp_path):

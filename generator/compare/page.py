@@ -54,7 +54,8 @@ def model_note(runs) -> str:
     if all(m.startswith("replay/") for m in models):
         return (
             "Every run replayed recorded LLM replies (replay/): a candidate id gets the same reply in every arm, "
-            "so the arms differ only in what their loops kept and in evaluation noise."
+            "whatever the arm's prompt asked, so the arms evaluate the same code: a control of the harness (it "
+            "must find no difference), not a comparison of methods."
         )
     return "Models: " + ", ".join(models)
 
@@ -120,8 +121,11 @@ def render_html(data: dict) -> str:
     return env.get_template("compare.html.j2").render(data=data, plots=plots, labels=AXIS_LABELS)
 
 
-def _plot(data: dict, axis: str) -> str:
-    """One figure: each arm's mean best P against the axis with its 95% band, as a data: URL."""
+def _plot(data: dict, axis: str) -> str | None:
+    """One figure: each arm's mean best P against the axis with its 95% band, as a data: URL (None when no
+    run spent anything on the axis: the synthesizer's cost is 0)."""
+    if not any(x for curves in data["curves"].values() for x in curves[axis]["x"]):
+        return None
     import matplotlib
 
     matplotlib.use("Agg")

@@ -36,6 +36,9 @@ def default_uri(run_dir: Path) -> str:
 
 
 def _import_mlflow():
+    # MLflow 3 reports its use to its makers unless told not to; Tunesmith sends nothing anywhere unasked
+    # (MLFLOW_DISABLE_TELEMETRY=false in the environment turns it back on)
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:
