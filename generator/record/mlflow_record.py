@@ -20,7 +20,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from generator.archive import Archive, Candidate, write_atomic
+from generator.archive import CANDIDATES, EXCHANGES, RACES, Archive, Candidate, write_atomic
 from generator.config import RecordConfig
 from generator.errors import TunesmithError
 
@@ -66,6 +66,7 @@ class MlflowRecord:
         self.run_id: str | None = state.get("run_id")
         self.sent: set[str] = set()
         self._opened = False
+        self._seen: tuple | None = None
         client = _import_mlflow()
         try:
             self.client = client(self.uri)
@@ -130,6 +131,9 @@ class MlflowRecord:
         """Send the candidates not sent yet (none before the run directory holds a run); returns how many."""
         if not Archive.exists(self.run_dir):
             return 0
+        seen = _signature(self.run_dir)
+        if seen == self._seen:  # nothing landed since the last look: the archive is not read again
+            return 0
         from generator.review.lineage import Lineage
 
         lineage = Lineage.load(self.run_dir)
@@ -147,6 +151,7 @@ class MlflowRecord:
             )
             self.sent.add(cand.id)
             new += 1
+        self._seen = seen
         return new
 
     def _send(self, cand: Candidate, step: int, point, exchange, code: str | None, failed: int) -> None:
@@ -194,6 +199,17 @@ class MlflowRecord:
             result = build_report(self.run_dir, os.path.join(tmp, "report.html"))
             self.client.log_artifacts(self.run_id, tmp, "report")
             return result
+
+
+def _signature(run_dir: Path) -> tuple:
+    """Sizes of the files a candidate's record comes from: equal means no candidate landed."""
+    out = []
+    for name in (CANDIDATES, EXCHANGES, RACES):
+        try:
+            out.append(os.stat(run_dir / name).st_size)
+        except OSError:
+            out.append(-1)
+    return tuple(out)
 
 
 def _model(config: dict) -> str:
