@@ -15,6 +15,7 @@ from pathlib import Path
 
 from generator.archive import Archive
 from generator.config import RecordConfig, campaign_file, load_config
+from generator.errors import TunesmithError
 
 INTERVAL_S = 2.0
 
@@ -29,8 +30,14 @@ def settings_for(config=None, run_dir=None) -> tuple[RecordConfig, Path, str]:
 
 
 def recording(config=None, run_dir=None, interval: float = INTERVAL_S):
-    """A context around a campaign that records it where [record] says (nothing when it says nothing)."""
-    settings, run_dir, name = settings_for(config, run_dir)
+    """A context around a campaign that records it where [record] says (nothing when it says nothing).
+
+    A campaign file or run directory that cannot be read records nothing here: the campaign itself
+    then refuses it, with its own message, as without a record."""
+    try:
+        settings, run_dir, name = settings_for(config, run_dir)
+    except TunesmithError:
+        return nullcontext()
     if not settings.mlflow:
         return nullcontext()
     from generator.record.mlflow_record import MlflowRecord
