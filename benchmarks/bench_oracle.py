@@ -20,8 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.evaluation.evaluate import evaluate_source, run_seed  # noqa: E402
-from generator.sandbox import Job, SandboxConfig, run_job  # noqa: E402
+from generator.evaluation.evaluate import evaluate_source  # noqa: E402
+from generator.evaluation.runs import run_seed  # noqa: E402
+from generator.sandbox.jobs import Job, SandboxConfig  # noqa: E402
+from generator.sandbox.pool import run_job  # noqa: E402
 from generator.scoring.oracle import Oracle  # noqa: E402
 from generator.scoring.score import budget_for  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 import optuna  # noqa: E402
 
-from generator.export.adapters import GeneratedSampler  # noqa: E402
+from generator.export.optuna_sampler import GeneratedSampler  # noqa: E402
 
 
 def _study(sampler, width: int, trials: int) -> float:

@@ -26,13 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.runner import (  # noqa: E402
-    load_module,
-    optimizer_class,
-    parse_strategy,
-    run_kernel_tuner,
-    run_once,
-)
+from generator.bench.kt_simulation import run_kernel_tuner  # noqa: E402 (after the sys.path line above)
+from generator.bench.runner import load_module, optimizer_class, parse_strategy, run_once  # noqa: E402 (as above)
 from generator.scoring.score import budget_for  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
 from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace  # noqa: E402

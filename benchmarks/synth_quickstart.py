@@ -70,7 +70,7 @@ def campaign_summary(archive, shown_dir: Path) -> str:
     from generator.campaign.final_choice import load_choice
     from generator.campaign.printing import Summary, format_summary
     from generator.campaign.sealed_test import load_test
-    from generator.llm.client import Usage
+    from generator.llm.records import Usage
 
     usage = Usage()
     for exchange in archive.exchanges():

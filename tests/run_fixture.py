@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.llm.client import Exchange
+from generator.llm.records import Exchange
 
 TASKS = ["gemm_milo/A100", "convolution_milo/A100"]
 XSS = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> & more'

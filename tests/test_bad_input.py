@@ -178,7 +178,7 @@ def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
 
 
 def test_end_of_run_names_the_next_commands_and_what_p_means(tmp_path):
-    from generator.campaign.loop import Summary, format_summary
+    from generator.campaign.printing import Summary, format_summary
 
     board = [
         Candidate(

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from generator.config import url_problem
 from generator.errors import TunesmithError
 
 pytest.importorskip("distributed")
@@ -22,7 +23,6 @@ from generator.evaluation.dask_executor import (
     is_dask_url,
     job_resources,
     scheduler_address,
-    url_problem,
 )
 
 # Honest and slow on purpose: a 2 ms pause per call makes one run last ~1 s of wall time (the score

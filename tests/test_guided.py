@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from generator.bench.runner import StrategyError, parse_strategy, run_once
+from generator.bench.kt_simulation import StrategyError
+from generator.bench.runner import parse_strategy, run_once
 from generator.config import GuidedConfig, LLMConfig
 from generator.guided import run as guided
 from generator.guided.prompt import check_proposal, parse_reply
@@ -188,7 +189,8 @@ def test_seeded_space_hands_out_seeds_best_first_then_random(task):
 
 
 def test_hybrid_starts_from_the_seeds_in_process_and_in_the_sandbox(task):
-    from generator.evaluation.evaluate import evaluate_source, run_seed
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.evaluation.runs import run_seed
 
     walker = "benchmarks/strategies/random_walk.py"
     spec = parse_strategy(f"llm_guided:batch=6+{walker}")

@@ -135,7 +135,8 @@ def test_an_unusable_hpo_storage_is_found_before_the_campaign_starts(tmp_path, c
 
 
 def test_storage_messages_name_where_the_url_came_from(tmp_path):
-    from generator.tuning.hpo import HpoError, check_storage, settings_from_config
+    from generator.tuning.hpo import settings_from_config
+    from generator.tuning.storage import HpoError, check_storage
 
     config = {"hpo": {"storage": "sqlite:////no/such/folder/hpo.db"}}
     from_config = settings_from_config(config)
@@ -182,7 +183,7 @@ def test_a_budget_below_one_is_refused_naming_the_flag(tmp_path, capsys, budget)
 
 
 def test_resume_with_a_budget_already_spent_says_so_and_changes_nothing(finished_run, capsys):
-    from generator.campaign.loop import format_status
+    from generator.campaign.printing import format_status
 
     status = (finished_run / "status.json").read_text()
     assert main(["resume", str(finished_run), "--budget", "1", "--no-progress"]) == 2

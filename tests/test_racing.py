@@ -353,7 +353,8 @@ def test_hpo_settings_race_as_the_campaign_does():
 
 
 def test_status_report_and_export_show_p_with_its_standard_error(server, make_config, tmp_path):
-    from generator.campaign.loop import format_status, run_campaign
+    from generator.campaign.loop import run_campaign
+    from generator.campaign.printing import format_status
     from generator.export.exporter import export_run
     from generator.review.lineage import Lineage
     from generator.review.report import report_data

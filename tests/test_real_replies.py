@@ -177,7 +177,7 @@ def test_export_runs_in_plain_kernel_tuner(path, tmp_path):
 
     from kernel_tuner.strategies.wrapper import OptAlgWrapper
 
-    from generator.bench.runner import run_kernel_tuner
+    from generator.bench.kt_simulation import run_kernel_tuner
     from generator.scoring.score import Budget, budget_for
 
     spec = _spec(path)

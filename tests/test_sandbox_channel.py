@@ -15,8 +15,8 @@ import pytest
 
 from generator.evaluation.evaluate import evaluate_source
 from generator.evaluation.runs import run_seed
-from generator.sandbox import Job, SandboxConfig, run_job
-from generator.sandbox.pool import close_pool
+from generator.sandbox.jobs import Job, SandboxConfig
+from generator.sandbox.pool import close_pool, run_job
 from generator.scoring.score import budget_for
 
 HOSTILE = Path(__file__).parent / "hostile"

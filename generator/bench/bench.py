@@ -24,13 +24,8 @@ import numpy as np
 
 from generator.bench.crash import crash_message
 from generator.bench.kt_simulation import plain_cache_folder, use_plain_cache_folder
-from generator.bench.results import (  # noqa: F401 (re-exported)
+from generator.bench.results import (
     StrategyResult,
-    mean_standard_error,
-    results_json,
-    standard_error,
-    table,
-    write_json,
 )
 from generator.bench.runner import StrategySpec, require_runs_on, run_once
 from generator.errors import TunesmithError
@@ -193,7 +188,7 @@ def _result(spec, tasks, traces, failed: dict[int, str], seed, wall_s) -> Strate
 def _score(task: Task, traces: list[Trace], seed: int) -> TaskScore:
     """P; a live task without a measured cache is scored against live random search instead."""
     if getattr(task, "oracle_class", None) is not None:
-        from generator.evaluation.live_eval import score_live
+        from generator.live.scoring import score_live
 
         return score_live(task, traces, seed)
     return score_traces(task, traces)

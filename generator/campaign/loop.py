@@ -14,10 +14,9 @@ import sys
 import threading
 from pathlib import Path
 
-import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive, Candidate
 from generator.campaign.evolution import Evolution, Plan
-from generator.campaign.printing import Summary, format_status, format_summary  # noqa: F401 (import paths kept)
+from generator.campaign.printing import Summary
 from generator.config import (
     CampaignConfig,
     ConfigError,
@@ -29,8 +28,9 @@ from generator.config import (
     with_legacy_values,
 )
 from generator.errors import TunesmithError
-from generator.llm.client import LLMClient, StopCampaign, Usage
+from generator.llm.client import LLMClient, StopCampaign
 from generator.llm.prompts import ParentView
+from generator.llm.records import Usage
 from generator.scoring.degenerate import aggregated, warn_degenerate
 from generator.tasks.entries import load_task_set, resolve_paths
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from generator.archive import Candidate
 from generator.campaign.evolution import Plan
 from generator.campaign.novelty import Nearest, Shape, similarity
-from generator.llm.client import CapReached, Exchange
+from generator.llm.client import CapReached
 from generator.llm.prompts import normalise_code
+from generator.llm.records import Exchange
 
 # What a slot is doing; it moves down this list (asking <-> replied once when re-asked).
 PLANNED, ASKING, REPLIED, BLOCKED, EVALUATING, WAITING, DONE = (

@@ -3,6 +3,3 @@
 Static checks, the host and child processes, the operating-system walls. Imports `tasks` and
 `scoring`; never the LLM, the live GPU layer or the loop (live tasks hand in an oracle factory).
 """
-
-from generator.sandbox.jobs import Job, JobOutcome, SandboxConfig  # noqa: F401
-from generator.sandbox.pool import run_job  # noqa: F401

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import optuna
 
-import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive
 from generator.sandbox.optimizer_source import parse_optimizer
 from generator.tuning.recovery import OWNER, claim, interrupted, owner_words, quiet_interrupts, recover, same_retry

@@ -14,18 +14,16 @@ which compiles, verifies and times it on the device through Kernel Tuner. The sc
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from generator.errors import TunesmithError
-from generator.live.tasks import LiveOracle, LiveTask, make_oracle, run_live_job
+from generator.live.scoring import advantage, best_curve, live_values, random_search_curves
+from generator.live.tasks import LiveTask, make_oracle, run_live_job
 from generator.scoring.fitness import CandidateError
-from generator.scoring.oracle import StopCriterionReached
 from generator.scoring.score import Budget, TaskScore, Trace, budget_for, score_traces
-from generator.tasks.space import SearchSpace
 
 
 @dataclass
@@ -69,110 +67,33 @@ def live_budget(task: LiveTask, max_fevals: int | None = None, seconds: float | 
 def _run_sandboxed(
     source: str, task: LiveTask, budget: Budget, repeats: int, seed: int, timeout_s: float, hyperparameters: dict | None
 ):
-    from generator import sandbox
     from generator.evaluation.runs import init_kwargs, run_seed
     from generator.sandbox.checks import inspect_source
+    from generator.sandbox.jobs import Job, SandboxConfig
 
     found = inspect_source(source)
     if isinstance(found, CandidateError):
         return None, found
     kwargs = init_kwargs(found, hyperparameters, budget.max_fevals)
     runs = [(0, r, run_seed(seed, r)) for r in range(repeats)]
-    job = sandbox.Job(
+    job = Job(
         source,
         found.class_name,
         kwargs,
         [task],
         [budget],
         runs,
-        sandbox.SandboxConfig(timeout_s=float(timeout_s)),
+        SandboxConfig(timeout_s=float(timeout_s)),
         oracle_factory=make_oracle,
     )
     outcome = run_live_job(job)
     return outcome, outcome.error
 
 
-def random_search_run(task: LiveTask, budget: Budget, seed: int, repeat: int) -> LiveOracle:
-    """One run of random search without replacement, live, with the budget and seed of a candidate's
-    repeat `repeat` (the baseline without a cache)."""
-    from generator.evaluation.runs import run_seed
-
-    space = SearchSpace(task.space)
-    oracle = LiveOracle(task, budget, space)
-    try:
-        for row in np.random.default_rng(run_seed(seed, repeat)).permutation(space.size):
-            oracle.call_row(int(row))
-    except StopCriterionReached:
-        pass
-    return oracle
-
-
-# The live random-search baseline per (task, device, budget, seed, repeat): measured once per process,
-# then every candidate of a campaign is compared with the same runs (and the GPU is not spent twice).
-_BASELINES: dict[tuple, np.ndarray] = {}
-_BASELINE_LOCK = threading.Lock()
-
-
-def random_search_curves(task: LiveTask, budget: Budget, repeats: int, seed: int) -> list[np.ndarray]:
-    """Best-so-far curves (minimised) of live random search, one per repeat (memoised per process)."""
-    sign = -1.0 if task.objective.higher_is_better else 1.0
-    out = []
-    with _BASELINE_LOCK:
-        for r in range(repeats):
-            key = (task.name, str(task.problem.path), task.device, budget, seed, r)
-            if key not in _BASELINES:
-                oracle = random_search_run(task, budget, seed, r)
-                _BASELINES[key] = best_curve(oracle.values[oracle.trace().rows], sign)
-            out.append(_BASELINES[key])
-    return out
-
-
-RANDOM_BASIS_NOTE = "advantage over live random search of the same budget (no measured cache)"
-
-
 def scored_against_random(task) -> bool:
     """Whether a task's score is the advantage over live random search rather than P: a live task with no
     measured cache for this device (score_live)."""
     return getattr(task, "oracle_class", None) is not None and not getattr(task, "cached", True)
-
-
-def not_p_line(task_name: str, note: str = RANDOM_BASIS_NOTE) -> str:
-    """The line under a table that says a task's number is not P (evaluate and bench print it alike)."""
-    return f"note: {task_name} is scored by its {note}, not P: 0 = as good as random search there, higher is better"
-
-
-def score_live(task: LiveTask, traces: list, seed: int = 0) -> TaskScore:
-    """A live task's score: P against its measured cache, or else the advantage over live random search
-    (same budget, same run seeds) computed from the live-measured values the traces carry."""
-    if task.cached:
-        return score_traces(task, traces)
-    sign = -1.0 if task.objective.higher_is_better else 1.0
-    baselines = random_search_curves(task, budget_for(task), len(traces), seed)
-    per = [advantage(best_curve(_live_values(t), sign), b) for t, b in zip(traces, baselines)]
-    return TaskScore(float(np.mean(per)), float(np.std(per)), tuple(per), note=RANDOM_BASIS_NOTE)
-
-
-def _live_values(trace) -> np.ndarray:
-    values = getattr(trace, "values", None)
-    if values is None:
-        raise TunesmithError("a live run's trace lacks its measured values; it must come from a LiveOracle")
-    return np.asarray(values, dtype=float)
-
-
-def best_curve(values: np.ndarray, sign: float) -> np.ndarray:
-    """Best (signed) objective after each evaluation; failed evaluations (NaN) do not improve it."""
-    v = np.where(np.isnan(values), np.inf, sign * values)
-    return np.minimum.accumulate(v) if v.size else v
-
-
-def advantage(candidate: np.ndarray, baseline: np.ndarray) -> float:
-    """Mean over evaluations of (r_k - c_k) / |r_k| for best-so-far curves (minimised)."""
-    k = min(candidate.size, baseline.size)
-    c, r = candidate[:k], baseline[:k]
-    ok = np.isfinite(r) & np.isfinite(c)
-    if not ok.any():
-        return 0.0
-    return float(np.mean((r[ok] - c[ok]) / np.abs(r[ok])))
 
 
 def evaluate_live(
@@ -195,7 +116,7 @@ def evaluate_live(
         return result
     sign = -1.0 if task.objective.higher_is_better else 1.0
     traces = [r.trace for r in outcome.runs]
-    curves = [best_curve(_live_values(t), sign) for t in traces]
+    curves = [best_curve(live_values(t), sign) for t in traces]
     result.traces, result.curves = traces, curves
     result.fevals = [int(t.rows.size) for t in traces]
     result.best = [float(sign * c[-1]) if c.size and np.isfinite(c[-1]) else math.nan for c in curves]

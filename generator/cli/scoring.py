@@ -1,5 +1,5 @@
 """The `tunesmith` subcommands that score strategies on tasks: `evaluate` (one file, in the sandbox)
-and `bench` (Kernel Tuner's strategies and strategy files side by side). Thin, as cli.py: parse,
+and `bench` (Kernel Tuner's strategies and strategy files side by side). Thin, as the rest of the CLI: parse,
 call the API, print."""
 
 from __future__ import annotations
@@ -126,8 +126,8 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_bench(args) -> int:
-    from generator.bench.bench import bench, select_tasks, table
-    from generator.bench.results import BenchRecord, check_writable
+    from generator.bench.bench import bench, select_tasks
+    from generator.bench.results import BenchRecord, check_writable, table
     from generator.bench.runner import parse_strategy
     from generator.scoring.degenerate import warn_degenerate
     from generator.tasks.entries import load_tasks
@@ -180,7 +180,8 @@ def _cmd_bench(args) -> int:
 
 def _score_notes(tasks) -> list[str]:
     """A line for each task the table scores otherwise than by P (as `evaluate` says too)."""
-    from generator.evaluation.live_eval import not_p_line, scored_against_random
+    from generator.evaluation.evaluate import not_p_line
+    from generator.live.evaluate import scored_against_random
 
     return [not_p_line(t.name) for t in tasks if scored_against_random(t)]
 
