@@ -5,7 +5,11 @@ The page itself is driven in a real browser in tests/test_serve_browser.py.
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -107,3 +111,23 @@ def test_loopback_by_default():
 
     args = _build_parser().parse_args(["serve", "RUN"])
     assert args.host == "127.0.0.1" and os.path.basename(args.run_dirs[0]) == "RUN"
+
+
+def test_a_stop_ends_the_server_in_seconds_and_says_how_to_show_the_runs_again(tmp_path):
+    run = build_run(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator.cli", "serve", str(run), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "serving 1 run at http://127.0.0.1:" in proc.stdout.readline()
+        proc.send_signal(signal.SIGTERM)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        assert time.monotonic() - start < 10
+    finally:
+        proc.kill()
+    assert proc.returncode != 0
+    assert f"to continue: tunesmith serve {run} --port 0" in err and err.count("\n") == 1
