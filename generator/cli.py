@@ -128,7 +128,8 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_run(args) -> int:
-    from generator.campaign.loop import format_summary, run_campaign
+    from generator.campaign.printing import format_summary
+    from generator.campaign.run import run_campaign
 
     summary = run_campaign(
         args.config,
@@ -160,7 +161,8 @@ def _setup_resume(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_resume(args) -> int:
-    from generator.campaign.loop import format_summary, resume
+    from generator.campaign.printing import format_summary
+    from generator.campaign.run import resume
 
     summary = resume(
         args.run_dir,
@@ -179,7 +181,7 @@ def _setup_status(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_status(args) -> int:
-    from generator.campaign.loop import format_status
+    from generator.campaign.printing import format_status
     from generator.kernels.status import format_kernel_status, is_kernel_run
 
     # a kernel campaign's templates are scored by speed-up: no budget, no P, no repeats
@@ -217,7 +219,7 @@ def _setup_prompt(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_prompt(args) -> int:
-    from generator.campaign.loop import render_prompt
+    from generator.campaign.run import render_prompt
 
     for message in render_prompt(args.config, args.operator):
         print(f"===== {message['role']} =====")

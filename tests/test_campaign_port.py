@@ -135,7 +135,7 @@ run_dir = "{tmp_path / name}"
 def test_inflight_runs_a_campaign_through_the_port_alone(server, tmp_path, hub_dir, monkeypatch):
     """Copies, near-copies (re-asks), diff edits and speculation all run against a port that refuses
     every other member, and make the same run as the campaign itself."""
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 from campaign_fakes import fake_evaluate
 
-from generator.campaign.loop import resume, run_campaign
 from generator.campaign.progress import CampaignProgress
+from generator.campaign.run import resume, run_campaign
 
 
 class _Terminal(io.StringIO):

@@ -220,7 +220,7 @@ def test_the_final_race_races_whoever_moves_into_the_top(tmp_path):
 
 
 def test_campaign_races_and_records_runs_and_standard_errors(server, make_config):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     calls = []
     cfg = _race_config(make_config, server, "raced")
@@ -240,7 +240,7 @@ def test_campaign_races_and_records_runs_and_standard_errors(server, make_config
 
 
 def test_fixed_repeats_stay_reachable(server, make_config):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     calls = []
     cfg = make_config(server, "fixed", budget=5, repeats=4)
@@ -250,7 +250,7 @@ def test_fixed_repeats_stay_reachable(server, make_config):
 
 
 def test_kill_mid_race_then_resume_continues_the_race_exactly(server, make_config):
-    from generator.campaign.loop import resume, run_campaign
+    from generator.campaign.run import resume, run_campaign
 
     ref = _race_config(make_config, server, "reference")
     run_campaign(ref, progress=False, evaluate=racing_evaluate)
@@ -353,7 +353,8 @@ def test_hpo_settings_race_as_the_campaign_does():
 
 
 def test_status_report_and_export_show_p_with_its_standard_error(server, make_config, tmp_path):
-    from generator.campaign.loop import format_status, run_campaign
+    from generator.campaign.printing import format_status
+    from generator.campaign.run import run_campaign
     from generator.export.exporter import export_run
     from generator.review.lineage import Lineage
     from generator.review.report import report_data
@@ -398,7 +399,7 @@ def test_quickstart_campaign_races_end_to_end(tmp_path, monkeypatch, capsys):
 
 
 def test_replay_reproduces_the_race(server, make_config):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     original = _race_config(make_config, server, "original")
     run_campaign(original, progress=False, evaluate=racing_evaluate)
@@ -422,7 +423,7 @@ def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_c
     import sys
     import time
 
-    from generator.campaign.loop import resume, run_campaign
+    from generator.campaign.run import resume, run_campaign
 
     def config(name):
         path = make_config(server, name, budget=8, repeats=4)

@@ -390,7 +390,7 @@ def test_optimizers_stop_when_the_space_is_exhausted():
 
 
 def test_quickstart_prompt_reply_is_extracted_and_passes_checks(hub_dir):
-    from generator.campaign.loop import render_prompt
+    from generator.campaign.run import render_prompt
     from generator.llm.prompts import extract_reply
     from generator.sandbox.checks import check_source
 
