@@ -7,7 +7,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from generator.bench.bench import bench, run_seed, table
+from generator.bench.command import bench, run_seed, table
 from generator.bench.runner import StrategyError, parse_strategy, run_kernel_tuner, run_once
 from generator.cli import main
 from generator.scoring.oracle import Oracle, StopCriterionReached

@@ -11,18 +11,17 @@ import numpy as np
 import pytest
 
 from generator.archive import Archive
-from generator.scoring.fitness import Fitness, TaskFitness
-from generator.scoring.racing import (
+from generator.racing.rule import (
     Entrant,
     RaceSettings,
     merge_fitness,
     paired_bounds,
     race_round,
     repeat_blocks,
-    repeat_values,
     significantly_worse,
-    standard_error,
 )
+from generator.scoring.fitness import Fitness, TaskFitness
+from generator.scoring.repeats import repeat_values, standard_error
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_WALK = ROOT / "benchmarks" / "strategies" / "random_walk.py"
@@ -187,7 +186,7 @@ def _field(levels: dict):
 
 def _raced_archive(tmp_path, levels: dict, settings: RaceSettings):
     from generator.archive import Candidate
-    from generator.campaign.race import Race
+    from generator.racing.candidates import Race
 
     archive = Archive.create(tmp_path / "run", {})
     extend = _field(levels)
@@ -305,7 +304,7 @@ def test_hpo_trials_that_cannot_beat_the_best_are_pruned_early(monkeypatch):
     import optuna
 
     import generator.tuning.hpo as hpo
-    from generator.tuning.racing import RacePruner
+    from generator.racing.trials import RacePruner
 
     runs = []
 

@@ -188,8 +188,8 @@ class Campaign(FinalStages):
         ev = self.cfg.evaluation
         if not ev.racing:
             return None
-        from generator.campaign.race import Race
-        from generator.scoring.racing import RaceSettings
+        from generator.racing.candidates import Race
+        from generator.racing.rule import RaceSettings
 
         def extend(code: str, repeats: int, first_repeat: int):
             fitness = self.evaluate(code, repeats, first_repeat)

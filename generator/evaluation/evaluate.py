@@ -13,12 +13,12 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, 
 import numpy as np
 
 import generator.live  # noqa: F401  (registers the live: task source with the resolver)
+from generator.candidate.checks import check_source, inspect_source
 from generator.errors import TunesmithError, printable
 from generator.evaluation.runs import init_kwargs, run_seed
 from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
-from generator.sandbox.checks import check_source, inspect_source
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
-from generator.scoring.racing import repeat_values, standard_error
+from generator.scoring.repeats import repeat_values, standard_error
 from generator.tasks.cache import Task
 
 __all__ = ["evaluate_source", "check_source", "Fitness", "TaskFitness", "CandidateError", "run_seed"]

@@ -70,8 +70,8 @@ def _run_sandboxed(
     source: str, task: LiveTask, budget: Budget, repeats: int, seed: int, timeout_s: float, hyperparameters: dict | None
 ):
     from generator import sandbox
+    from generator.candidate.checks import inspect_source
     from generator.evaluation.runs import init_kwargs, run_seed
-    from generator.sandbox.checks import inspect_source
 
     found = inspect_source(source)
     if isinstance(found, CandidateError):
