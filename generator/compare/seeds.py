@@ -36,7 +36,7 @@ def seeded_copy(campaign: Path, seed: int, out: Path, model: str | None = None) 
 
 def run_all(campaigns: list[Path], seeds: list[int], out: Path, budget: int | None, model: str | None) -> list[Path]:
     """Every campaign at every seed (finished runs skipped); returns the run directories."""
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     done = []
     for seed in seeds:  # seed-major: an early stop leaves every arm with the same seeds
