@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.bench import kt_simulation, runner  # noqa: E402
-from generator.bench.bench import run_seed  # noqa: E402
+from generator.bench.command import run_seed  # noqa: E402
 from generator.scoring.score import Trace, budget_for, score_traces  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
 from generator.tasks.space import SearchSpace  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.campaign.loop import render_prompt  # noqa: E402
+from generator.campaign.run import render_prompt  # noqa: E402
 from generator.llm.local_server import server_for, stop_all  # noqa: E402
 
 OPERATORS = ("new", "refine", "fix")

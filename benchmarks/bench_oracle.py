@@ -123,7 +123,7 @@ def startup_s(task, runs: int, isolate: bool) -> dict:
 
 def end_to_end(task, repeats: int) -> dict:
     """An honest strategy: sandboxed evaluate vs bench's in-process runner, same seeds, same score."""
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     walk = ROOT / "benchmarks" / "strategies" / "random_walk.py"

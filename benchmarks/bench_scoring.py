@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.bench import bench  # noqa: E402
+from generator.bench.command import bench  # noqa: E402
 from generator.bench.runner import parse_strategy  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402
 

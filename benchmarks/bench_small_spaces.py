@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.bench import bench  # noqa: E402
+from generator.bench.command import bench  # noqa: E402
 from generator.bench.results import standard_error  # noqa: E402
 from generator.bench.runner import parse_strategy  # noqa: E402
 from generator.config import TasksConfig  # noqa: E402

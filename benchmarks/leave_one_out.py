@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.bench import bench  # noqa: E402
+from generator.bench.command import bench  # noqa: E402
 from generator.bench.leave_one_out import leave_one_out, split_gap  # noqa: E402
 from generator.bench.runner import parse_strategy  # noqa: E402
 from generator.config import TasksConfig  # noqa: E402

@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bench.bench import run_seed  # noqa: E402
+from generator.bench.command import run_seed  # noqa: E402
 from generator.bench.runner import parse_strategy, run_once  # noqa: E402
 from generator.evaluation.evaluate import load_task_paths  # noqa: E402
 from generator.scoring.score import budget_for, score_traces  # noqa: E402

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from flagship_tables import gaps  # noqa: E402  (the per-space comparison, as the 8-repeat table makes it)
 
-from generator.bench.bench import bench  # noqa: E402
+from generator.bench.command import bench  # noqa: E402
 from generator.bench.results import standard_error  # noqa: E402
 from generator.bench.runner import parse_strategy  # noqa: E402
 from generator.tasks.entries import load_tasks  # noqa: E402

@@ -24,8 +24,8 @@ _PUBLIC = {
     # campaigns
     "CampaignConfig": "generator.config:CampaignConfig",
     "load_config": "generator.config:load_config",
-    "run_campaign": "generator.campaign.loop:run_campaign",
-    "resume": "generator.campaign.loop:resume",
+    "run_campaign": "generator.campaign.run:run_campaign",
+    "resume": "generator.campaign.run:resume",
     # run directories
     "Archive": "generator.archive:Archive",
     "Candidate": "generator.archive:Candidate",

@@ -7,7 +7,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from generator.bench.bench import bench, run_seed
+from generator.bench.command import bench, run_seed
 from generator.bench.kt_simulation import StrategyError, run_kernel_tuner
 from generator.bench.results import table
 from generator.bench.runner import parse_strategy, run_once

@@ -11,8 +11,8 @@ import pytest
 from campaign_fakes import FAKE_KEY, fake_evaluate
 
 from generator.archive import Archive
-from generator.campaign.loop import resume, run_campaign
 from generator.campaign.printing import format_status
+from generator.campaign.run import resume, run_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,11 +11,11 @@ import pytest
 from campaign_fakes import fake_evaluate
 
 from generator.archive import Archive
-from generator.campaign.loop import run_campaign
 from generator.campaign.novelty import Shape
+from generator.campaign.run import run_campaign
+from generator.candidate.checks import inspect_source
 from generator.evaluation.evaluate import evaluate_source
 from generator.llm.prompts import extract_reply, normalise_code
-from generator.sandbox.checks import inspect_source
 from generator.sandbox.jobs import SandboxConfig
 from generator.scoring.fitness import MAX_LINE, MAX_MESSAGE, MAX_TRACEBACK, CandidateError, Fitness, TaskFitness
 

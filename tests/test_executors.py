@@ -174,7 +174,7 @@ def test_dask_scores_identical_to_local(dask_ex, conv_task, local_fitness):
 def test_campaign_runs_unchanged_on_a_dask_cluster(dask_ex, conv_task, hub_dir, tmp_path, monkeypatch):
     """A campaign file whose one changed line is `executor` runs on the cluster; its scores are the local ones."""
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
     from generator.evaluation.evaluate import evaluate_source
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))

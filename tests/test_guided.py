@@ -315,7 +315,7 @@ def test_bench_cli_runs_llm_guided_and_hybrids_and_replays_them(task, tmp_path, 
 
 def test_campaign_seeds_every_evaluation_and_records_the_exchanges(tmp_path, hub_dir, monkeypatch):
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     cfg = tmp_path / "c.toml"

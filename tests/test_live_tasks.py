@@ -247,7 +247,7 @@ def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
 
 @needs_gxx
 def test_a_campaign_trains_on_a_live_task(tmp_path):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     summary = run_campaign(_campaign(tmp_path, MATMUL), progress=False)
     scored = [c for c in summary.leaderboard if c.score is not None]

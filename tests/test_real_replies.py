@@ -18,8 +18,8 @@ from unittest import mock
 
 import pytest
 
+from generator.candidate.checks import inspect_source
 from generator.llm.prompts import extract_reply
-from generator.sandbox.checks import inspect_source
 from generator.scoring.fitness import CandidateError
 
 CORPUS = Path(__file__).parent / "data" / "real_replies"
@@ -139,7 +139,7 @@ BENCH = [p for p in RUNS if _spec(p)["run"].get("bench")]
 
 @pytest.mark.parametrize("path", BENCH, ids=[str(p.relative_to(CORPUS)) for p in BENCH])
 def test_bench_gives_the_same_score(path, tmp_path):
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     run = _spec(path)["run"]

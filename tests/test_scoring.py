@@ -6,8 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
+from generator.scoring.basis import score_basis
 from generator.scoring.oracle import Oracle, StopCriterionReached
-from generator.scoring.score import Budget, Trace, budget_for, score_basis, score_traces
+from generator.scoring.score import Budget, Trace, budget_for, score_traces
 from generator.tasks.space import SearchSpace
 
 T4_KEYS = ["compilation", "runtimes", "framework", "search_algorithm", "validation"]

@@ -12,7 +12,9 @@ import argparse
 import sys
 
 from generator.cli import kernels, llm, review, run, scoring, tuning
+from generator.compare import command as compare  # issue 42: its own room, as serve's
 from generator.errors import TunesmithError
+from generator.serve import command as serve
 
 # What `tunesmith --help` says (the module docstring above is for developers).
 DESCRIPTION = (
@@ -46,6 +48,8 @@ def _build_parser() -> argparse.ArgumentParser:
 # name -> (add_arguments(parser), handler(args) -> exit code, one-line help), each group from its module
 COMMANDS: dict[str, tuple] = {
     **review.COMMANDS,
+    **serve.COMMANDS,
+    **compare.COMMANDS,
     **run.COMMANDS,
     **tuning.COMMANDS,
     **kernels.COMMANDS,

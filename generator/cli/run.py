@@ -27,17 +27,19 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_run(args) -> int:
-    from generator.campaign.loop import run_campaign
     from generator.campaign.printing import format_summary
+    from generator.campaign.run import run_campaign
+    from generator.record import recording
 
-    summary = run_campaign(
-        args.config,
-        run_dir=args.run_dir,
-        budget=args.budget,
-        progress=not args.no_progress,
-        executor=args.executor,
-        worker_wait=args.worker_wait,
-    )
+    with recording(config=args.config, run_dir=args.run_dir):  # [record]: MLflow, when the campaign asks for it
+        summary = run_campaign(
+            args.config,
+            run_dir=args.run_dir,
+            budget=args.budget,
+            progress=not args.no_progress,
+            executor=args.executor,
+            worker_wait=args.worker_wait,
+        )
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -60,16 +62,18 @@ def _setup_resume(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_resume(args) -> int:
-    from generator.campaign.loop import resume
     from generator.campaign.printing import format_summary
+    from generator.campaign.run import resume
+    from generator.record import recording
 
-    summary = resume(
-        args.run_dir,
-        budget=args.budget,
-        progress=not args.no_progress,
-        executor=args.executor,
-        worker_wait=args.worker_wait,
-    )
+    with recording(run_dir=args.run_dir):  # the same MLflow run as before the stop (RUN_DIR/mlflow.json)
+        summary = resume(
+            args.run_dir,
+            budget=args.budget,
+            progress=not args.no_progress,
+            executor=args.executor,
+            worker_wait=args.worker_wait,
+        )
     print(format_summary(summary))
     return 0 if summary.state == "finished" else 3
 
@@ -118,7 +122,7 @@ def _setup_prompt(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_prompt(args) -> int:
-    from generator.campaign.loop import render_prompt
+    from generator.campaign.run import render_prompt
 
     for message in render_prompt(args.config, args.operator):
         print(f"===== {message['role']} =====")

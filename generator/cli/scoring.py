@@ -130,7 +130,7 @@ def _setup_bench(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_bench(args) -> int:
-    from generator.bench.bench import bench, select_tasks
+    from generator.bench.command import bench, select_tasks
     from generator.bench.results import BenchRecord, check_writable, table
     from generator.bench.runner import parse_strategy
     from generator.scoring.degenerate import warn_degenerate

@@ -55,6 +55,7 @@ _WHERE = {
     "Operators": "sections",
     "OutputConfig": "sections",
     "PromptsConfig": "sections",
+    "RecordConfig": "sections",
     "TasksConfig": "sections",
     "executor_choices": "urls",
     "executor_name": "urls",
@@ -82,6 +83,7 @@ __all__ = [
     "Operators",
     "OutputConfig",
     "PromptsConfig",
+    "RecordConfig",
     "RESUMABLE_CHANGES",
     "RUN_TIMEOUT_S",
     "Section",
@@ -138,6 +140,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
         Operators,
         OutputConfig,
         PromptsConfig,
+        RecordConfig,
         TasksConfig,
     )
     from generator.config.urls import executor_choices, executor_name, url_problem

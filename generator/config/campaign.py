@@ -16,6 +16,7 @@ from generator.config.sections import (
     NoveltyConfig,
     OutputConfig,
     PromptsConfig,
+    RecordConfig,
     TasksConfig,
 )
 
@@ -34,6 +35,8 @@ class CampaignConfig(Section):
     hpo: HpoConfig = Field(default_factory=HpoConfig, json_schema_extra=marks(resumable=True))
     llm_guided: GuidedConfig = Field(default_factory=GuidedConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
+    # where the run is also recorded: no part of what the run decides, so it may change on resume
+    record: RecordConfig = Field(default_factory=RecordConfig, json_schema_extra=marks(resumable=True))
 
 
 def _fix_hint(err: dict) -> str:

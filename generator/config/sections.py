@@ -378,3 +378,18 @@ class GuidedConfig(Section):
         strict=True,
         description="campaigns: rounds of LLM proposals every candidate's runs start from (0 = off)",
     )
+
+
+class RecordConfig(Section):
+    """Where the campaign is also recorded as it runs (generator.record): MLflow, an optional extra."""
+
+    mlflow: bool = Field(
+        False,
+        strict=True,
+        description="send each candidate (scores, operator, parents, tokens, cost, code) and the report to MLflow; needs pip install 'tunesmith[mlflow]'",
+    )
+    tracking_uri: str | None = Field(
+        None,
+        description="MLflow tracking URI; default sqlite:///PARENT/mlflow.db, a local store beside the run directory (PARENT: its parent folder)",
+    )
+    experiment: str | None = Field(None, description="MLflow experiment name (default: the campaign's name)")

@@ -12,15 +12,15 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, 
 
 import numpy as np
 
+from generator.candidate.checks import inspect_source
 from generator.config.defaults import RUN_TIMEOUT_S
 from generator.errors import TunesmithError, printable
 from generator.evaluation.runs import init_kwargs, run_seed
-from generator.sandbox.checks import inspect_source
 from generator.sandbox.jobs import Job, JobOutcome, SandboxConfig
 from generator.sandbox.pool import run_job
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 from generator.scoring.oracle import Oracle
-from generator.scoring.racing import repeat_values, standard_error
+from generator.scoring.repeats import repeat_values, standard_error
 from generator.tasks.cache import Task
 from generator.tasks.sources import MeasuredTask
 

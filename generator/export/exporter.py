@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import parsing
-from generator.export.entry_point import TUNE_TEMPLATE
-from generator.sandbox.candidate_names import with_prelude
-from generator.sandbox.optimizer_source import (
+from generator.candidate.source import (
     ExportError,
     OptimizerCode,
     check_imports,
@@ -30,6 +28,8 @@ from generator.sandbox.optimizer_source import (
     split_docstring,
     with_defaults,
 )
+from generator.export.entry_point import TUNE_TEMPLATE
+from generator.sandbox.candidate_names import with_prelude
 from generator.tuning.results import SPLITS
 
 # the source-editing names are re-exported: `from generator.export.exporter import with_defaults` keeps working

@@ -67,8 +67,8 @@ def live_budget(task: LiveTask, max_fevals: int | None = None, seconds: float | 
 def _run_sandboxed(
     source: str, task: LiveTask, budget: Budget, repeats: int, seed: int, timeout_s: float, hyperparameters: dict | None
 ):
+    from generator.candidate.checks import inspect_source
     from generator.evaluation.runs import init_kwargs, run_seed
-    from generator.sandbox.checks import inspect_source
     from generator.sandbox.jobs import Job, SandboxConfig
 
     found = inspect_source(source)

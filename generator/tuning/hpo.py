@@ -24,7 +24,7 @@ from pathlib import Path
 import optuna
 
 from generator.archive import Archive
-from generator.sandbox.optimizer_source import parse_optimizer
+from generator.candidate.source import parse_optimizer
 from generator.tuning.recovery import claim, quiet_interrupts
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.tuning.settings import HpoSettings, settings_from_config
@@ -98,7 +98,7 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
             return float("nan")
         params = {name: suggest(trial, name, dist) for name, dist in dists.items()}
         if settings.racing:
-            from generator.tuning.racing import raced_trial
+            from generator.racing.trials import raced_trial
 
             return raced_trial(
                 trial,

@@ -13,7 +13,7 @@ def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
     "log" is a float searched on a log scale; int and float also take `"log": true` and `"step"`.
     """
     dists = {}
-    from generator.sandbox.checks import hyperparameter_values_problem
+    from generator.candidate.checks import hyperparameter_values_problem
 
     for name, spec in hyperparameters.items():
         problem = hyperparameter_values_problem(name, spec) if isinstance(spec, dict) else None

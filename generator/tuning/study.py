@@ -121,7 +121,7 @@ def _optimize_one(study: optuna.Study, objective) -> None:
 def _pruner(settings: HpoSettings):
     """Racing: a paired t-test against the best finished trial; else median pruning per task."""
     if settings.racing:
-        from generator.tuning.racing import RacePruner
+        from generator.racing.trials import RacePruner
 
         return RacePruner(settings.confidence)
     return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0)

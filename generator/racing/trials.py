@@ -1,7 +1,7 @@
 """HPO trials that race: few repeats first, more only while the trial could still beat the best one.
 
 Every trial uses the same seeds (repeat r is seeded alike in all of them), so a trial's P per repeat
-is paired with the best finished trial's. After each stage (generator.scoring.racing.RaceSettings)
+is paired with the best finished trial's. After each stage (generator.racing.rule.RaceSettings)
 the trial reports its mean P to Optuna and stores its P per repeat; `RacePruner` prunes it when a
 one-sided paired t-test says it is below the best finished trial. A trial that is never pruned
 runs `repeats` per task, as without racing.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import optuna
 
-from generator.scoring.racing import RaceSettings, merge_fitness, repeat_blocks, significantly_worse
+from generator.racing.rule import RaceSettings, merge_fitness, repeat_blocks, significantly_worse
 
 VALUES = "repeat_values"  # user attribute: the trial's P per (repeat, task) block so far, repeat by repeat
 

@@ -1,7 +1,7 @@
 """The campaign's race between generations: more runs for the candidates that can still survive.
 
 `Race` is called by the loop with the pool survivors are chosen from; it asks
-`generator.scoring.racing.race_round` who is undecided, adds their runs (recorded in the archive's
+`generator.racing.rule.race_round` who is undecided, adds their runs (recorded in the archive's
 races.jsonl before the candidate is changed) and asks again until everybody is decided or capped.
 At the end of the campaign `final` races the top `mu` for the first place, so the winner is measured
 as far as the choice of winner needs (the race between generations only settles who is among the top).
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from generator.archive import Archive, Candidate, apply_race
-from generator.scoring.racing import Entrant, RaceSettings, merge_fitness, race_round, repeat_blocks
+from generator.racing.rule import Entrant, RaceSettings, merge_fitness, race_round, repeat_blocks
 
 
 def repeats_of(cand: Candidate) -> int:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from generator.scoring.repeats import repeat_values, standard_error
+
 
 @dataclass(frozen=True)
 class RaceSettings:
@@ -52,23 +54,6 @@ class RaceSettings:
     def next_stage(self, repeats: int) -> int:
         """The repeats a candidate that has `repeats` runs per task goes to next (the cap at most)."""
         return next((s for s in self.stages() if s > repeats), self.max_repeats)
-
-
-def standard_error(values) -> float | None:
-    """Standard error of the mean of `values` (None below two values)."""
-    v = np.asarray(list(values), dtype=float)
-    if v.size < 2:
-        return None
-    return float(np.std(v, ddof=1) / np.sqrt(v.size))
-
-
-def repeat_values(per_task: dict, how: str = "mean") -> np.ndarray:
-    """P per repeat over tasks (repeat r of every task, aggregated `how`): the overall standard error's sample."""
-    from generator.scoring.degenerate import aggregate
-
-    rows = [list(t.get("per_repeat") or []) for t in per_task.values()]
-    n = min((len(r) for r in rows), default=0)
-    return np.array([aggregate([r[i] for r in rows], how) for i in range(n)], dtype=float)
 
 
 def repeat_blocks(per_task: dict) -> tuple[tuple[float, ...], ...]:
