@@ -17,7 +17,7 @@ new=(--tasks problems --task softmax/H100 --task attention/H100 --task batched_g
      --task scan/H100 --protocol "$protocol" --seed 0 --workers "$workers")
 archive=$(ls generated_algorithms/archive/*.py | grep -v '__init__\|flagship7_' | paste -sd, -)
 flagship7=generated_algorithms/archive/flagship7_c0008.py  # the winner of campaigns/flagship7.toml, exported
-variants=$(python3 benchmarks/protocol/variants.py 8 | tr ',' '\n' | grep ':' | paste -sd, -)
+variants=$(python3 -m benchmarks.protocol.variants 8 | tr ',' '\n' | grep ':' | paste -sd, -)
 head=generated_algorithms/recommended.py,dual_annealing,diff_evo,genetic_algorithm,random_sample,pso
 
 bench() {  # NAME ARGS...: one bench, unless its JSON is there
