@@ -12,7 +12,7 @@ from generator.cli import main
 from generator.kernels.campaign import KernelCampaignError, load_kernel_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
-BYOK = ROOT / "benchmarks" / "byok"
+BYOK = ROOT / "tests" / "data" / "byok"
 
 
 def _campaign(tmp_path: Path, generations: int) -> Path:
