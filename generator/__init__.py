@@ -1,9 +1,10 @@
 """Tunesmith: generates optimization algorithms for GPU auto-tuning.
 
-Rooms, from the bottom up (a room imports only those before it; tests/test_architecture.py checks):
-errors, interrupts, config, jsonl -> tasks -> scoring -> sandbox -> live -> evaluation -> llm ->
-archive, run_lock -> guided -> tuning -> campaign -> export -> review -> bench -> cli (and the
-README's documented re-export paths: adapters, hpo, live_eval, live_tasks, synth).
+Rooms, from the bottom up (a room imports only those before it; tests/test_architecture.py checks it, and
+tests/test_layout_docs.py that this list and docs/reference/repository-layout.md name every room):
+resources, parsing, errors, interrupts, config, jsonl -> tasks -> scoring -> sandbox -> live -> evaluation ->
+llm -> archive, run_lock -> guided -> tuning -> campaign -> export -> review -> bench -> kernels -> cli and
+cli_scoring (and the README's documented re-export paths: adapters, hpo, live_eval, live_tasks, synth).
 """
 
 import os
