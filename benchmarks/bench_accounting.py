@@ -21,7 +21,7 @@ import numpy as np
 
 from benchmarks._lib.paths import ROOT
 from generator.bench import kt_simulation, runner
-from generator.bench.bench import run_seed
+from generator.bench.command import run_seed
 from generator.scoring.score import Trace, budget_for, score_traces
 from generator.tasks.entries import load_tasks
 from generator.tasks.space import SearchSpace

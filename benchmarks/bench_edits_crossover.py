@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="/tmp/edits-crossover")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

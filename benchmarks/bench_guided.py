@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._lib.paths import ROOT
-from generator.bench.bench import run_seed
+from generator.bench.command import run_seed
 from generator.bench.runner import parse_strategy, run_once
 from generator.guided.run import prepare_specs
 from generator.scoring.score import budget_for, score_traces

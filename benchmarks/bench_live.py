@@ -6,7 +6,7 @@ CostFunc semantics, same Searchspace; each run starts with an empty cache, so ev
 is compiled, verified and timed anew). A run stops at the first configuration whose brute-force
 time (the shipped cache of this GPU) is within 5% of the cache's optimum, or at --max-fevals.
 Optionally (--sandbox-demo) the generated optimizer is also evaluated through the sandbox on a live
-task (generator.evaluation.live_eval), the path campaigns use, and scored with P against the cache.
+task (generator.live.evaluate), the path campaigns use, and scored with P against the cache.
 
     python3 -m benchmarks.bench_live OPTIMIZER.py --problems conv2d dedisp --repeats 5 --out live.json
 """
@@ -172,7 +172,7 @@ def measure_problem(name: str, optimizer_cls, repeats: int, max_fevals: int, dea
 
 def sandbox_demo(path: Path, name: str, repeats: int, max_fevals: int) -> dict:
     """The generated optimizer through the sandbox on a live task, scored with P against the cache."""
-    from generator.evaluation.live_eval import evaluate_live
+    from generator.live.evaluate import evaluate_live
     from generator.live.tasks import load_live_task
 
     task = load_live_task(ROOT / "problems" / name / "problem.toml")

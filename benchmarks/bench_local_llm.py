@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks._lib.paths import ROOT
-from generator.campaign.loop import render_prompt
+from generator.campaign.run import render_prompt
 from generator.llm.local_server import server_for, stop_all
 
 OPERATORS = ("new", "refine", "fix")

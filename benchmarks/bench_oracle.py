@@ -17,8 +17,10 @@ import time
 from pathlib import Path
 
 from benchmarks._lib.paths import ROOT
-from generator.evaluation.evaluate import evaluate_source, run_seed
-from generator.sandbox import Job, SandboxConfig, run_job
+from generator.evaluation.evaluate import evaluate_source
+from generator.evaluation.runs import run_seed
+from generator.sandbox.jobs import Job, SandboxConfig
+from generator.sandbox.pool import run_job
 from generator.scoring.oracle import Oracle
 from generator.scoring.score import budget_for
 from generator.tasks.entries import load_tasks
@@ -118,7 +120,7 @@ def startup_s(task, runs: int, isolate: bool) -> dict:
 
 def end_to_end(task, repeats: int) -> dict:
     """An honest strategy: sandboxed evaluate vs bench's in-process runner, same seeds, same score."""
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     walk = ROOT / "benchmarks" / "strategies" / "random_walk.py"

@@ -138,7 +138,7 @@ def what_if(run_dir: Path, mu: int, settings) -> dict:
     import numpy as np
 
     from generator.archive import Archive
-    from generator.scoring.racing import Entrant, race_round, repeat_blocks
+    from generator.racing.rule import Entrant, race_round, repeat_blocks
 
     full = {c.id: c.fitness["per_task"] for c in Archive.open(run_dir).candidates() if c.ok and not c.duplicate_of}
     have = {cid: settings.min_repeats for cid in full}
@@ -172,7 +172,7 @@ def what_if(run_dir: Path, mu: int, settings) -> dict:
 
 
 def what_ifs(run_dirs: list[Path], mu: int, max_repeats: int) -> list[dict]:
-    from generator.scoring.racing import RaceSettings
+    from generator.racing.rule import RaceSettings
 
     return [
         {"run": str(d), **what_if(d, mu, RaceSettings(2, max_repeats, conf, delta))}

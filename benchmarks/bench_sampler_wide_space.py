@@ -19,7 +19,7 @@ from pathlib import Path
 
 import optuna
 
-from generator.export.adapters import GeneratedSampler
+from generator.export.optuna_sampler import GeneratedSampler
 
 
 def _study(sampler, width: int, trials: int) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._lib.paths import ROOT
-from generator.bench.bench import bench
+from generator.bench.command import bench
 from generator.bench.runner import parse_strategy
 from generator.tasks.entries import load_tasks
 

@@ -79,7 +79,7 @@ def arm_config(arm: str, big: str, small: str, repeats: int, seed: int = 1) -> s
 
 def mean_se(values: list[float]) -> dict:
     """Mean, standard error and count (None where undefined)."""
-    from generator.scoring.racing import standard_error
+    from generator.scoring.repeats import standard_error
 
     se = standard_error(values)
     return {

@@ -23,13 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._lib.paths import ROOT
-from generator.bench.runner import (
-    load_module,
-    optimizer_class,
-    parse_strategy,
-    run_kernel_tuner,
-    run_once,
-)
+from generator.bench.kt_simulation import run_kernel_tuner
+from generator.bench.runner import load_module, optimizer_class, parse_strategy, run_once
 from generator.scoring.score import budget_for
 from generator.tasks.entries import load_tasks
 from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace

@@ -6,7 +6,7 @@
 
 The tasks are the run's own `[tasks] train` and `test` (add more held-out ones with --extra
 hub:APP/GPU). Every strategy gets the same tasks, the same time budget per task and the same seed
-per repeat (generator.bench.bench), and is scored with the methodology score P.
+per repeat (generator.bench.command), and is scored with the methodology score P.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks._lib.paths import ROOT
-from generator.bench.bench import bench
+from generator.bench.command import bench
 from generator.bench.leave_one_out import leave_one_out, split_gap
 from generator.bench.runner import parse_strategy
 from generator.config import TasksConfig

@@ -14,7 +14,7 @@ its best candidate compares with Kernel Tuner's strategies (issue 5's targets).
    it; duplicates are not candidates of their own);
 4. scores the best candidate and Kernel Tuner's genetic_algorithm, simulated_annealing,
    hybrid_vndx, adaptive_tabu_greywolf and random_sample on the campaign's training and test tasks
-   with `generator.bench.bench` (same time budgets, same seeds per repeat, methodology score P), at more
+   with `generator.bench.command` (same time budgets, same seeds per repeat, methodology score P), at more
    repeats than the campaign used, so that the winner's score is not just its lucky draw.
 """
 
@@ -71,7 +71,7 @@ def campaign_summary(archive, shown_dir: Path) -> str:
     from generator.campaign.final_choice import load_choice
     from generator.campaign.printing import Summary, format_summary
     from generator.campaign.sealed_test import load_test
-    from generator.llm.client import Usage
+    from generator.llm.records import Usage
 
     usage = Usage()
     for exchange in archive.exchanges():
@@ -95,7 +95,7 @@ def campaign_summary(archive, shown_dir: Path) -> str:
 
 def compare(run_dir: Path, archive, repeats: int, seed: int, workers: int | None) -> dict:
     """Best candidate vs the baselines on the run's training and test tasks."""
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
     from generator.config import TasksConfig
     from generator.tasks.entries import load_task_set

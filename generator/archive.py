@@ -227,7 +227,7 @@ class Archive:
 
     def exchanges(self) -> list:
         """All recorded LLM exchanges (generator.llm.client.Exchange), in call order."""
-        from generator.llm.client import read_exchanges
+        from generator.llm.records import read_exchanges
 
         return read_exchanges(self.run_dir)
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from generator import registry
 from generator.errors import TunesmithError
 
 DEFAULT_HUB = "../shared/data/benchmark_hub"
@@ -23,19 +24,34 @@ DEFAULT_HUB = "../shared/data/benchmark_hub"
 # of evaluation (and LLM calls); a larger number is a typo, not a plan.
 MAX_BUDGET = 100_000
 HUB_ENV = "TUNESMITH_BENCHMARK_HUB"
-# Executor URLs (`[evaluation] executor`): the grammar is checked here; generator.evaluation runs them.
-DASK_LOCAL = "dask-local"
-REMOTE_SCHEMES = ("dask", "tcp", "tls")  # dask://H:P is tcp://H:P; tcp:// and tls:// are Dask's own forms
+# Executor URLs (`[evaluation] executor`): a name of the registry's "executor" table, bare (`local`,
+# `dask-local`) or a scheme with its address (`dask://HOST:PORT`); the grammar is checked here, the
+# executors themselves run in generator.evaluation.
 _ADDRESS = re.compile(r"^(?P<scheme>[a-z]+)://(?P<host>[^:/\s]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})/?$")
+
+
+def executor_name(url: str | None) -> str:
+    """The registry name an executor URL is served by: the URL itself, or its scheme and '://' (None: local)."""
+    if not url:
+        return "local"
+    return url.split("://", 1)[0] + "://" if "://" in url else url
+
+
+def executor_choices() -> str:
+    """The executor URLs there are, for an error message: 'local', ... or 'dask://HOST:PORT'."""
+    forms = [f"'{n}HOST:PORT'" if n.endswith("://") else f"'{n}'" for n in registry.names("executor")]
+    forms.sort(key=lambda f: f.endswith("HOST:PORT'"))  # the bare names first
+    return ", ".join(forms[:-1]) + " or " + forms[-1]
 
 
 def url_problem(url: str) -> str | None:
     """What is wrong with an executor URL (None if it is fine): 'local', 'dask-local' or 'dask://HOST:PORT'."""
-    if url in ("local", DASK_LOCAL):
+    name = executor_name(url)
+    if name in registry.names("executor") and not name.endswith("://"):
         return None
     m = _ADDRESS.match(url or "")
-    if m is None or m["scheme"] not in REMOTE_SCHEMES:
-        return f"unknown executor {url!r}; use 'local', 'dask-local' or 'dask://HOST:PORT' (a Dask scheduler)"
+    if m is None or f"{m['scheme']}://" not in registry.names("executor"):
+        return f"unknown executor {url!r}; use {executor_choices()}"
     if not 0 < int(m["port"]) < 65536:
         return f"executor {url!r}: port {m['port']} is out of range 1-65535"
     return None
@@ -525,6 +541,21 @@ class GuidedConfig(Section):
     )
 
 
+class RecordConfig(Section):
+    """Where the campaign is also recorded as it runs (generator.record): MLflow, an optional extra."""
+
+    mlflow: bool = Field(
+        False,
+        strict=True,
+        description="send each candidate (scores, operator, parents, tokens, cost, code) and the report to MLflow; needs pip install 'tunesmith[mlflow]'",
+    )
+    tracking_uri: str | None = Field(
+        None,
+        description="MLflow tracking URI; default sqlite:///PARENT/mlflow.db, a local store beside the run directory (PARENT: its parent folder)",
+    )
+    experiment: str | None = Field(None, description="MLflow experiment name (default: the campaign's name)")
+
+
 class CampaignConfig(Section):
     """A whole campaign file."""
 
@@ -539,6 +570,7 @@ class CampaignConfig(Section):
     hpo: HpoConfig = Field(default_factory=HpoConfig)
     llm_guided: GuidedConfig = Field(default_factory=GuidedConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
+    record: RecordConfig = Field(default_factory=RecordConfig)
 
 
 # Keys that may differ when a run continues (they change limits or speed, not what was decided).
@@ -559,6 +591,7 @@ RESUMABLE_CHANGES = {
     "description",
     "hpo",
     "tasks.hub",
+    "record",
 }
 
 

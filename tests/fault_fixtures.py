@@ -111,7 +111,7 @@ def crash_then_resume(make, evaluate, digest, expected, crash_at: int) -> None:
     that run did. `make(name, **overrides)` writes the campaign file of a run named `name`."""
     import pytest
 
-    from generator.campaign.loop import resume, run_campaign
+    from generator.campaign.run import resume, run_campaign
 
     calls = []
 

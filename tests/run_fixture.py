@@ -11,10 +11,11 @@ The candidates file ends in a torn line, as after a kill -9 in the middle of a w
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from generator.archive import Archive, Candidate
-from generator.llm.client import Exchange
+from generator.llm.records import Exchange
 
 TASKS = ["gemm_milo/A100", "convolution_milo/A100"]
 XSS = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> & more'
@@ -60,13 +61,25 @@ SPEC = [  # id, generation, operator, parents, description, score, per-task, err
 ]
 
 
-def build_run(root: Path, torn_tail: bool = True) -> Path:
-    """Write the tiny run into root/run and return its path."""
+def build_run(root: Path, torn_tail: bool = True, upto: int = len(SPEC)) -> Path:
+    """Write the tiny run (its first `upto` candidates) into root/run and return its path."""
     run = Path(root) / "run"
-    archive = Archive.create(
+    Archive.create(
         run, {"campaign": "tiny", "llm": {"model": "synth/components"}, "tasks": {"train": TASKS}}, "# tiny\n", "tiny"
     )
-    for n, (cid, gen, op, parents, desc, score, per, err, dup) in enumerate(SPEC, start=1):
+    grow_run(run, upto)
+    if torn_tail:
+        with open(run / "candidates.jsonl", "a") as fh:
+            fh.write('{"id": "c0008", "generation": 3, "oper')
+    return run
+
+
+def grow_run(run: Path, upto: int = len(SPEC)) -> None:
+    """Append the tiny run's candidates after those it holds, up to the `upto`-th, as a campaign would."""
+    archive = Archive.open(run)
+    for n, (cid, gen, op, parents, desc, score, per, err, dup) in list(enumerate(SPEC, start=1))[
+        len(archive.candidates()) : upto
+    ]:
         xid = f"x{n:04d}"
         reply = f"{desc}\n```python\n{_code(cid)}```\n"
         archive.append_exchange(
@@ -100,13 +113,12 @@ def build_run(root: Path, torn_tail: bool = True) -> Path:
                 exchange_id=xid,
                 duplicate_of=dup,
                 timings={"llm_s": 0.1, "eval_s": 1.5},
+                created=time.time(),
             )
         )
-    archive.write_status({"state": "running", "candidates": len(SPEC), "best": "c0005"})
-    if torn_tail:
-        with open(run / "candidates.jsonl", "a") as fh:
-            fh.write('{"id": "c0008", "generation": 3, "oper')
-    return run
+    made = archive.candidates()
+    best = max((c for c in made if c.ok and not c.duplicate_of), key=lambda c: c.score, default=None)
+    archive.write_status({"state": "running", "candidates": len(made), "best": best.id if best else None})
 
 
 def write_hpo(run: Path) -> Path:

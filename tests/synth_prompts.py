@@ -69,6 +69,7 @@ BASE = Composition(
 )
 
 
+# ----------------------------------------------------------------------------- operators
 def slot_changes(a: Composition, b: Composition) -> int:
     """Structural and default changes from a to b (a scheme change counts once)."""
     if a.scheme != b.scheme:

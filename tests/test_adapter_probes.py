@@ -16,7 +16,8 @@ import optuna
 import pytest
 
 from generated_algorithms.archive import knn_late_acceptance
-from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler
+from generator.export.ask_tell import FAILED, AskTellOptimizer
+from generator.export.optuna_sampler import GeneratedSampler
 
 # Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.
 pytestmark = pytest.mark.filterwarnings(
@@ -252,7 +253,7 @@ def test_float_parameters_are_searched_by_the_optimizer_on_a_grid():
 
 def test_true_and_1_are_two_values_numpy_bools_included():
     """Kernel Tuner's spaces mix them (test_mixed = ["test", 1, True, 2.45]); numpy's bool is Python's."""
-    from generator.export.adapters import ParamSpace
+    from generator.export.param_space import ParamSpace
 
     space = ParamSpace({"x": list(range(3)), "y": [True, False, 1]}, seed=1)
     assert space.size == 9

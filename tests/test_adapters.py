@@ -5,7 +5,9 @@ import math
 import optuna
 import pytest
 
-from generator.export.adapters import FAILED, AskTellOptimizer, GeneratedSampler, ParamSpace, run_ask_tell
+from generator.export.ask_tell import FAILED, AskTellOptimizer, run_ask_tell
+from generator.export.optuna_sampler import GeneratedSampler
+from generator.export.param_space import ParamSpace
 
 # Optuna's warnings are errors here (issue 40, item 16): see tests/test_optuna_suite.py.
 pytestmark = pytest.mark.filterwarnings(

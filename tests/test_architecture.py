@@ -16,17 +16,20 @@ ROOMS = [
     "resources",
     "parsing",
     "errors",
+    "registry",
     "interrupts",
     "config",
     "jsonl",
     "tasks",
     "scoring",
+    "candidate",
     "sandbox",
-    "live",
     "evaluation",
+    "live",
     "llm",
     "archive",
     "run_lock",
+    "racing",
     "guided",
     "tuning",
     "campaign",
@@ -34,9 +37,13 @@ ROOMS = [
     "review",
     "bench",
     "kernels",
+    # issue 42: views over run directories, above everything they read
+    "record",
+    "compare",
+    "serve",
 ]
-# The command line, and the thin re-exports of import paths the README documents, sit on top.
-TOP = {"cli", "cli_scoring", "adapters", "hpo", "live_eval", "live_tasks", "synth"}
+# The command line sits on top.
+TOP = {"cli"}
 
 
 def _module_name(path: Path) -> str:
@@ -150,4 +157,41 @@ def test_importing_tasks_loads_no_room_above_it():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out.strip()))
-    assert loaded <= {"resources", "parsing", "errors", "config", "tasks"}, loaded  # resources: the bottom room
+    assert loaded <= {"resources", "parsing", "errors", "registry", "config", "tasks"}, loaded  # resources: bottom
+
+
+def _local_rebinds(tree: ast.AST) -> list[tuple[str, int]]:
+    """(name, line) of each import inside a function that binds a name the same function also assigns:
+    the import silently replaces the local value (or the value replaces the imported function)."""
+    found = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        assigned, imported = set(), []
+        stack = list(ast.iter_child_nodes(func))
+        while stack:  # the function's own body, not the functions nested in it
+            node = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                imported += [((a.asname or a.name).split(".")[0], node.lineno) for a in node.names]
+            stack.extend(ast.iter_child_nodes(node))
+        assigned |= {a.arg for a in func.args.args + func.args.kwonlyargs}
+        found += [(name, line) for name, line in imported if name in assigned]
+    return found
+
+
+def test_no_local_import_rebinds_a_name_its_function_assigns():
+    bad = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} {name}"
+        for path in PACKAGE.rglob("*.py")
+        for name, line in _local_rebinds(ast.parse(path.read_text()))
+    ]
+    assert not bad, bad
+
+
+def test_rebind_finder_finds_a_rebinding():
+    code = "def f():\n    state, reason = 1, 2\n    try:\n        pass\n    except E:\n        from m import reason\n"
+    assert _local_rebinds(ast.parse(code)) == [("reason", 6)]

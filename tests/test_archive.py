@@ -5,7 +5,7 @@ import json
 import pytest
 
 from generator.archive import Archive, ArchiveError, Candidate
-from generator.llm.client import Exchange
+from generator.llm.records import Exchange
 
 
 def _fill(archive):

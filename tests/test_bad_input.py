@@ -178,7 +178,7 @@ def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
 
 
 def test_end_of_run_names_the_next_commands_and_what_p_means(tmp_path):
-    from generator.campaign.loop import Summary, format_summary
+    from generator.campaign.printing import Summary, format_summary
 
     board = [
         Candidate(
@@ -234,7 +234,7 @@ def test_the_hub_found_elsewhere_is_no_change_of_the_run(tmp_path, hub_dir, monk
     """The quickstart run again after ../shared (or TUNESMITH_BENCHMARK_HUB) appeared was refused: 'holds a run
     started with different settings (tasks.hub)', though none of its tasks is on the hub. Where the hub is found
     decides no run: its tasks are named hub:APP/GPU."""
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'''[llm]
@@ -260,7 +260,7 @@ run_dir = "{tmp_path / "run"}"
 def test_a_task_that_fails_to_load_leaves_nothing_that_blocks_the_rerun(tmp_path, hub_dir, monkeypatch):
     """A first run with the hub missing fails before config.json is written; with the hub set, the same
     command starts the run (it used to be refused as 'different settings (tasks.hub)')."""
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
     from generator.errors import TunesmithError
 
     cfg = tmp_path / "c.toml"

@@ -9,7 +9,8 @@ from fault_fixtures import crash_then_resume
 from generator.archive import Archive, Candidate
 from generator.campaign.bandit import DiscountedUCB, improvement
 from generator.campaign.evolution import Evolution
-from generator.campaign.loop import format_status, resume, run_campaign
+from generator.campaign.printing import format_status
+from generator.campaign.run import resume, run_campaign
 from generator.config import ConfigError, EvolutionConfig, parse_config
 
 

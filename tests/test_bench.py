@@ -7,8 +7,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from generator.bench.bench import bench, run_seed, table
-from generator.bench.runner import StrategyError, parse_strategy, run_kernel_tuner, run_once
+from generator.bench.command import bench, run_seed
+from generator.bench.kt_simulation import StrategyError, run_kernel_tuner
+from generator.bench.results import table
+from generator.bench.runner import parse_strategy, run_once
 from generator.cli import main
 from generator.scoring.oracle import Oracle, StopCriterionReached
 from generator.scoring.score import Budget, budget_for

@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-import generator.bench.bench as bench_module
+import generator.bench.command as bench_module
 from generator.bench import kt_simulation
-from generator.bench.bench import bench
+from generator.bench.command import bench
 from generator.bench.runner import parse_strategy
 from generator.cli import _build_parser, main
 

@@ -100,7 +100,7 @@ def test_a_handful_count_as_failed_with_a_warning(tmp_path, how):
 
 def test_random_search_scores_as_if_the_bad_configuration_had_failed(tmp_path):
     """Before: one configuration with negative runtimes gave random search P = 0.84 instead of about 0."""
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     bad, failed = _doc(), _doc()

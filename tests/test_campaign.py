@@ -11,7 +11,8 @@ import pytest
 from campaign_fakes import FAKE_KEY, fake_evaluate
 
 from generator.archive import Archive
-from generator.campaign.loop import format_status, resume, run_campaign
+from generator.campaign.printing import format_status
+from generator.campaign.run import resume, run_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -239,7 +240,7 @@ def test_hpo_stage_runs_when_enabled(server, make_config):
 
 
 def test_summary_never_calls_the_offline_synthesizer_an_llm(tmp_path):
-    from generator.campaign.loop import Summary, format_summary
+    from generator.campaign.printing import Summary, format_summary
 
     usage = {"calls": 3, "tokens": 10, "cost_usd": 0.0}
     text = format_summary(Summary(tmp_path, "finished", "done", 3, 3, usage, model="synth/components"))

@@ -11,12 +11,12 @@ import pytest
 from campaign_fakes import fake_evaluate
 
 from generator.archive import Archive
-from generator.campaign.loop import run_campaign
 from generator.campaign.novelty import Shape
+from generator.campaign.run import run_campaign
+from generator.candidate.checks import inspect_source
 from generator.evaluation.evaluate import evaluate_source
 from generator.llm.prompts import extract_reply, normalise_code
-from generator.sandbox import SandboxConfig
-from generator.sandbox.checks import inspect_source
+from generator.sandbox.jobs import SandboxConfig
 from generator.scoring.fitness import MAX_LINE, MAX_MESSAGE, MAX_TRACEBACK, CandidateError, Fitness, TaskFitness
 
 DEEP = 3000  # unary minus signs: compile() and ast.parse() raise RecursionError
@@ -215,7 +215,7 @@ def test_descriptions_show_invisible_characters_as_escapes():
 
 def test_status_show_and_lineage_escape_what_an_llm_wrote(server, make_config):
     """Item 11: a description and an error with escapes are shown escaped by status, show, lineage."""
-    from generator.campaign.loop import format_status
+    from generator.campaign.printing import format_status
     from generator.review.lineage import Lineage
     from generator.review.views import render_show, render_tree
 

@@ -157,7 +157,7 @@ REPEATS = 2
 
 
 def _sandbox():
-    from generator.sandbox import SandboxConfig
+    from generator.sandbox.jobs import SandboxConfig
 
     return SandboxConfig(timeout_s=8.0, startup_s=20.0)
 

@@ -10,7 +10,7 @@ import pytest
 
 from generator import parsing
 from generator.archive import Archive
-from generator.campaign.loop import resume, run_campaign
+from generator.campaign.run import resume, run_campaign
 
 pytest.importorskip("distributed")
 

@@ -107,7 +107,7 @@ def test_aggregates():
 
 def test_campaign_fitness_uses_the_configured_aggregate_and_keeps_per_task_scores(outlier_cache, tmp_path, monkeypatch):
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     per_task = {}
 

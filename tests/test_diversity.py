@@ -1,8 +1,8 @@
 """The archive's code diversity per generation: computed once per candidate, kept in the run, shown by `status` and in the report."""
 
 from generator.campaign.diversity import diversity_by_generation
-from generator.campaign.loop import format_status
 from generator.campaign.novelty import Shape
+from generator.campaign.printing import format_status
 
 
 def test_report_shows_diversity(tmp_path):

@@ -72,7 +72,7 @@ def test_exit_code_table_matches_the_code():
 
     table = (DOCS / "reference" / "exit-codes.md").read_text()
     documented = {int(m) for m in re.findall(r"^\| (\d+) \|", table, re.M)}
-    handlers = (ROOT / "generator" / "cli.py").read_text() + (ROOT / "generator" / "cli_scoring.py").read_text()
+    handlers = "".join(p.read_text() for p in sorted((ROOT / "generator" / "cli").glob("*.py")))
     # what the command handlers return (`return 0 if ... else 3`, `return 141`), what a user-facing error
     # gives, and the interrupts (128 + signal, generator.interrupts.exit_code)
     produced = {int(a or b) for a, b in re.findall(r"return (\d+)\b|else (\d+)\b", handlers)}

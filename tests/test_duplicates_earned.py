@@ -20,7 +20,7 @@ def _checker():
 
 
 def test_every_duplicate_earns_the_score_it_inherited(tmp_path):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     # seeds under which this campaign makes copies (4 of 28 since the small-space components joined the
     # synthesizer's options in issue 29, which changed what seed 1 draws: it made none)

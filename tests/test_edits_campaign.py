@@ -11,7 +11,8 @@ from campaign_fakes import fake_evaluate, reply_for
 from fake_llm_server import FakeLLMServer
 
 from generator.archive import Archive
-from generator.campaign.loop import format_status, resume, run_campaign
+from generator.campaign.printing import format_status
+from generator.campaign.run import resume, run_campaign
 
 FAKE_KEY = "sk-fake-edits-key-0123456789"
 

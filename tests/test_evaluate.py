@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from generator.candidate.checks import check_source, inspect_source
 from generator.errors import TunesmithError
 from generator.evaluation.evaluate import evaluate_source, plan_jobs
 from generator.evaluation.executors import get_executor
-from generator.sandbox.checks import check_source, inspect_source
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,7 +158,7 @@ def test_fitness_json_round_trip():
 
 def test_evaluate_scores_like_bench(conv_task):
     """The sandboxed score of an honest file equals `bench`'s in-process score (same seeds)."""
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     fit = evaluate_source(RANDOM_WALK.read_text(), [conv_task], repeats=3, seed=5)

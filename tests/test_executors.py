@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from generator.config import url_problem
 from generator.errors import TunesmithError
 
 pytest.importorskip("distributed")
@@ -22,7 +23,6 @@ from generator.evaluation.dask_executor import (
     is_dask_url,
     job_resources,
     scheduler_address,
-    url_problem,
 )
 
 # Honest and slow on purpose: a 2 ms pause per call makes one run last ~1 s of wall time (the score
@@ -174,7 +174,7 @@ def test_dask_scores_identical_to_local(dask_ex, conv_task, local_fitness):
 def test_campaign_runs_unchanged_on_a_dask_cluster(dask_ex, conv_task, hub_dir, tmp_path, monkeypatch):
     """A campaign file whose one changed line is `executor` runs on the cluster; its scores are the local ones."""
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
     from generator.evaluation.evaluate import evaluate_source
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))

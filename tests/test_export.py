@@ -9,10 +9,10 @@ import warnings
 import pytest
 
 from generator.archive import Archive, Candidate
+from generator.candidate.source import ExportError, check_imports, parse_optimizer, with_defaults
 from generator.cli import main
 from generator.export.exporter import export_run, generator_label
 from generator.export.module_text import Provenance, module_source, valid_module_name
-from generator.sandbox.optimizer_source import ExportError, check_imports, parse_optimizer, with_defaults
 from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
 SOURCE = '''# tunesmith-synth: {"components": ["sample", "descent"]}

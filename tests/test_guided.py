@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from generator.bench.runner import StrategyError, parse_strategy, run_once
+from generator.bench.kt_simulation import StrategyError
+from generator.bench.runner import parse_strategy, run_once
 from generator.config import GuidedConfig, LLMConfig
 from generator.guided import run as guided
 from generator.guided.prompt import check_proposal, parse_reply
@@ -188,7 +189,8 @@ def test_seeded_space_hands_out_seeds_best_first_then_random(task):
 
 
 def test_hybrid_starts_from_the_seeds_in_process_and_in_the_sandbox(task):
-    from generator.evaluation.evaluate import evaluate_source, run_seed
+    from generator.evaluation.evaluate import evaluate_source
+    from generator.evaluation.runs import run_seed
 
     walker = "tests/data/strategies/random_walk.py"
     spec = parse_strategy(f"llm_guided:batch=6+{walker}")
@@ -313,7 +315,7 @@ def test_bench_cli_runs_llm_guided_and_hybrids_and_replays_them(task, tmp_path, 
 
 def test_campaign_seeds_every_evaluation_and_records_the_exchanges(tmp_path, hub_dir, monkeypatch):
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     cfg = tmp_path / "c.toml"

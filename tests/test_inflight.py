@@ -10,7 +10,7 @@ from campaign_fakes import fake_evaluate, reply_for
 from fake_llm_server import FakeLLMServer
 
 from generator.archive import Archive
-from generator.campaign.loop import resume, run_campaign
+from generator.campaign.run import resume, run_campaign
 
 FAKE_KEY = "sk-fake-inflight-key-0123456789"
 

@@ -11,7 +11,7 @@ from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, reply_for, tunesmith, wait_for_lines, write_campaign
 
 from generator.archive import Archive
-from generator.campaign.loop import resume, run_campaign
+from generator.campaign.run import resume, run_campaign
 
 
 @pytest.fixture()

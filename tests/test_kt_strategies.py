@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from generator.bench.bench import bench
+from generator.bench.command import bench
 from generator.bench.runner import builtin_names, parse_strategy, run_once
 from generator.scoring.score import Budget
 

@@ -160,7 +160,7 @@ def test_budget_of_one_candidate_is_singular(tmp_path):
     """A finished one-candidate campaign says "budget of 1 candidate spent"."""
     import json
 
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     campaign = tmp_path / "one.toml"
     campaign.write_text(f"""name = "one"

@@ -19,7 +19,7 @@ def rooms() -> dict[str, str]:
     module (the package's own __init__ aside)."""
     found = {p.name: f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     found |= {p.stem: p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
-    assert {"tasks", "kernels", "parsing", "cli_scoring"} <= set(found), f"the rooms could not be read: {found}"
+    assert {"tasks", "kernels", "parsing", "cli"} <= set(found), f"the rooms could not be read: {found}"
     return found
 
 

@@ -131,7 +131,7 @@ def test_live_oracle_measures_each_new_configuration_once(tiny, tiny_cache):
 
 @needs_gxx
 def test_live_evaluation_in_the_sandbox_scores_against_the_cache(tiny, tiny_cache):
-    from generator.evaluation.live_eval import evaluate_live
+    from generator.live.evaluate import evaluate_live
 
     result = evaluate_live(RANDOM, load_live_task(tiny), repeats=1, max_fevals=3, timeout_s=120)
     assert result.error is None and result.basis == "cache", result.summary()
@@ -142,7 +142,7 @@ def test_live_evaluation_in_the_sandbox_scores_against_the_cache(tiny, tiny_cach
 
 @needs_gxx
 def test_live_evaluation_without_a_cache_compares_with_random_search():
-    from generator.evaluation.live_eval import evaluate_live
+    from generator.live.evaluate import evaluate_live
 
     task = load_live_task(PROBLEMS / "matmul_c" / "problem.toml")
     assert not task.cached
@@ -155,7 +155,7 @@ def test_live_evaluation_without_a_cache_compares_with_random_search():
 
 @needs_gxx
 def test_live_evaluation_reports_a_broken_candidate(tiny, tiny_cache):
-    from generator.evaluation.live_eval import evaluate_live
+    from generator.live.evaluate import evaluate_live
 
     result = evaluate_live(
         "class Broken:\n    def __call__(self, func, searchspace):\n        return 1 / 0\n",

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from generator.cli import main
+from generator.live.entries import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 from generator.live.kernel import cpu_name, device_label
-from generator.tasks.live_entries import LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 
 CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
@@ -217,12 +217,12 @@ def test_bench_runs_built_ins_live_and_refuses_simulation_only_ones_at_once(opti
 
 @needs_gxx
 def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
-    from generator import sandbox
     from generator.evaluation.evaluate import evaluate_source
     from generator.live.tasks import load_live_entry
+    from generator.sandbox import pool
 
     [task] = load_live_entry(MATMUL)
-    spans, original = [], sandbox.run_job
+    spans, original = [], pool.run_job
 
     def timed(job):
         start = time.monotonic()
@@ -231,7 +231,7 @@ def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
         finally:
             spans.append((start, time.monotonic()))
 
-    monkeypatch.setattr(sandbox, "run_job", timed)
+    monkeypatch.setattr(pool, "run_job", timed)
     results = []
     threads = [
         threading.Thread(target=lambda: results.append(evaluate_source(RANDOM, [task], repeats=1))) for _ in range(2)
@@ -247,7 +247,7 @@ def test_concurrent_live_evaluations_never_share_the_device(monkeypatch):
 
 @needs_gxx
 def test_a_campaign_trains_on_a_live_task(tmp_path):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     summary = run_campaign(_campaign(tmp_path, MATMUL), progress=False)
     scored = [c for c in summary.leaderboard if c.score is not None]

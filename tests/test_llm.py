@@ -5,7 +5,8 @@ from fake_llm_server import FakeLLMServer
 
 from generator.archive import Archive
 from generator.config import LLMConfig
-from generator.llm.client import CapReached, Exchange, LLMClient, StopCampaign
+from generator.llm.client import CapReached, LLMClient, StopCampaign
+from generator.llm.records import Exchange
 
 MSG = [{"role": "system", "content": "You write code."}, {"role": "user", "content": "## Task\nWrite code."}]
 FAKE_KEY = "sk-fake-0123456789abcdef"

@@ -40,7 +40,8 @@ def test_retries_count_toward_max_calls_and_timeouts_toward_tokens(hanging):
 
 
 def test_campaign_with_a_hung_server_sends_no_more_requests_than_max_calls(hanging, tmp_path, hub_dir, monkeypatch):
-    from generator.campaign.loop import format_summary, run_campaign
+    from generator.campaign.printing import format_summary
+    from generator.campaign.run import run_campaign
 
     monkeypatch.setenv("TUNESMITH_BENCHMARK_HUB", str(hub_dir))
     cfg = write_campaign(

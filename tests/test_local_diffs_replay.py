@@ -18,7 +18,7 @@ import pytest
 from fake_llm_server import FakeLLMServer
 
 from generator.archive import Archive
-from generator.campaign.loop import run_campaign
+from generator.campaign.run import run_campaign
 from generator.llm.edits import apply_reply
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 

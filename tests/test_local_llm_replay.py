@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from generator.archive import Archive
-from generator.campaign.loop import run_campaign
+from generator.campaign.run import run_campaign
 
 RUN = Path(__file__).parent / "data" / "local_llm_run"
 MODEL = "local/qwen2.5-coder-1.5b"

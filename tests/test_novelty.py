@@ -9,8 +9,9 @@ from fake_llm_server import FakeLLMServer
 
 from generator.archive import Archive
 from generator.campaign.diversity import diversity_by_generation, format_diversity
-from generator.campaign.loop import format_status, run_campaign
 from generator.campaign.novelty import Shape, ShapeIndex, similarity
+from generator.campaign.printing import format_status
+from generator.campaign.run import run_campaign
 
 A = '''import numpy as np
 

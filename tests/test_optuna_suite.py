@@ -16,7 +16,7 @@ import pytest
 from optuna.testing.pytest_samplers import BasicSamplerTestCase, RelativeSamplerTestCase, SingleOnlySamplerTestCase
 
 import generated_algorithms
-from generator.export.adapters import GeneratedSampler
+from generator.export.optuna_sampler import GeneratedSampler
 
 # Optuna's warnings are errors here (issue 40, item 16): a deprecation or an experimental API the sampler uses
 # fails these tests instead of scrolling by. (Optuna's own suite still silences the ExperimentalWarning of its

@@ -9,9 +9,11 @@ from __future__ import annotations
 import sys
 import threading
 
-from generator.sandbox.checks import check_source
+from generator.candidate.checks import check_source
 
-SOURCE = (__import__("pathlib").Path(__file__).resolve().parents[1] / "generator" / "sandbox" / "checks.py").read_text()
+SOURCE = (
+    __import__("pathlib").Path(__file__).resolve().parents[1] / "generator" / "candidate" / "checks.py"
+).read_text()
 CANDIDATE = """
 class RandomSearch:
     hyperparameters = {"n": {"type": "int", "low": 1, "high": 8, "default": 2}}

@@ -88,7 +88,7 @@ def test_a_typo_in_the_model_is_named_and_the_fixed_command_runs(tmp_path, capsy
     err = one_line(capsys)
     assert "llm.model = 'synth/compnents'" in err and "synth/components" in err
     assert not run.exists()
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     write(cfg, run, model="synth/components", budget=1)
     assert run_campaign(cfg, progress=False, evaluate=fake_evaluate).state == "finished"
@@ -135,7 +135,8 @@ def test_an_unusable_hpo_storage_is_found_before_the_campaign_starts(tmp_path, c
 
 
 def test_storage_messages_name_where_the_url_came_from(tmp_path):
-    from generator.tuning.hpo import HpoError, check_storage, settings_from_config
+    from generator.tuning.hpo import settings_from_config
+    from generator.tuning.storage import HpoError, check_storage
 
     config = {"hpo": {"storage": "sqlite:////no/such/folder/hpo.db"}}
     from_config = settings_from_config(config)
@@ -160,7 +161,7 @@ def test_storage_messages_name_where_the_url_came_from(tmp_path):
 @pytest.fixture()
 def finished_run(tmp_path):
     """A finished run of 2 candidates."""
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     cfg = write(tmp_path / "c.toml", tmp_path / "run", budget=2)
     assert run_campaign(cfg, progress=False, evaluate=fake_evaluate).state == "finished"
@@ -182,7 +183,7 @@ def test_a_budget_below_one_is_refused_naming_the_flag(tmp_path, capsys, budget)
 
 
 def test_resume_with_a_budget_already_spent_says_so_and_changes_nothing(finished_run, capsys):
-    from generator.campaign.loop import format_status
+    from generator.campaign.printing import format_status
 
     status = (finished_run / "status.json").read_text()
     assert main(["resume", str(finished_run), "--budget", "1", "--no-progress"]) == 2
@@ -195,7 +196,7 @@ def test_resume_with_a_budget_already_spent_says_so_and_changes_nothing(finished
 def test_a_budget_lowered_in_the_campaign_file_below_the_candidates_made_is_refused(tmp_path, capsys):
     """Issue 40, item 4: `budget = 1` in the file of a run with 2 candidates once printed 'candidates: 1 of 1',
     listed 2 rows and rewrote status.json; --budget 1 was refused."""
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     run = tmp_path / "run"
     cfg = write(tmp_path / "c.toml", run, budget=2)

@@ -10,8 +10,8 @@ import sys
 import pytest
 from campaign_fakes import fake_evaluate
 
-from generator.campaign.loop import resume, run_campaign
 from generator.campaign.progress import CampaignProgress
+from generator.campaign.run import resume, run_campaign
 
 
 class _Terminal(io.StringIO):
@@ -90,6 +90,6 @@ def test_bars_only_on_a_terminal(monkeypatch):
     ],
 )
 def test_bench_bar_shows_the_start_of_a_strategy_name(label, shown):
-    from generator.bench.bench import bar_label
+    from generator.bench.command import bar_label
 
     assert bar_label(label) == shown

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 from generator.archive import Archive
-from generator.scoring.fitness import Fitness, TaskFitness
-from generator.scoring.racing import (
+from generator.racing.rule import (
     RaceSettings,
     paired_bounds,
     repeat_blocks,
-    repeat_values,
-    standard_error,
 )
+from generator.scoring.fitness import Fitness, TaskFitness
+from generator.scoring.repeats import repeat_values, standard_error
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,7 +75,7 @@ def _field(levels: dict):
 
 def _raced_archive(tmp_path, levels: dict, settings: RaceSettings):
     from generator.archive import Candidate
-    from generator.campaign.race import Race
+    from generator.racing.candidates import Race
 
     archive = Archive.create(tmp_path / "run", {})
     extend = _field(levels)
@@ -109,7 +108,7 @@ def test_the_final_race_races_whoever_moves_into_the_top(tmp_path):
 
 
 def test_campaign_races_and_records_runs_and_standard_errors(server, make_config):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     calls = []
     cfg = _race_config(make_config, server, "raced")
@@ -129,7 +128,7 @@ def test_campaign_races_and_records_runs_and_standard_errors(server, make_config
 
 
 def test_fixed_repeats_stay_reachable(server, make_config):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     calls = []
     cfg = make_config(server, "fixed", budget=5, repeats=4)
@@ -139,7 +138,7 @@ def test_fixed_repeats_stay_reachable(server, make_config):
 
 
 def test_kill_mid_race_then_resume_continues_the_race_exactly(server, make_config):
-    from generator.campaign.loop import resume, run_campaign
+    from generator.campaign.run import resume, run_campaign
 
     ref = _race_config(make_config, server, "reference")
     run_campaign(ref, progress=False, evaluate=racing_evaluate)
@@ -191,7 +190,7 @@ def test_hpo_trials_that_cannot_beat_the_best_are_pruned_early(monkeypatch):
     import optuna
 
     import generator.tuning.hpo as hpo
-    from generator.tuning.racing import RacePruner
+    from generator.racing.trials import RacePruner
 
     runs = []
 
@@ -239,7 +238,8 @@ def test_hpo_settings_race_as_the_campaign_does():
 
 
 def test_status_report_and_export_show_p_with_its_standard_error(server, make_config, tmp_path):
-    from generator.campaign.loop import format_status, run_campaign
+    from generator.campaign.printing import format_status
+    from generator.campaign.run import run_campaign
     from generator.export.exporter import export_run
     from generator.review.lineage import Lineage
     from generator.review.report import report_data
@@ -284,7 +284,7 @@ def test_quickstart_campaign_races_end_to_end(tmp_path, monkeypatch, capsys):
 
 
 def test_replay_reproduces_the_race(server, make_config):
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     original = _race_config(make_config, server, "original")
     run_campaign(original, progress=False, evaluate=racing_evaluate)
@@ -308,7 +308,7 @@ def test_kill_9_mid_race_then_resume_matches_an_uninterrupted_run(server, make_c
     import sys
     import time
 
-    from generator.campaign.loop import resume, run_campaign
+    from generator.campaign.run import resume, run_campaign
 
     def config(name):
         path = make_config(server, name, budget=8, repeats=4)

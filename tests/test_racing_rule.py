@@ -8,20 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.scoring.fitness import Fitness, TaskFitness
-from generator.scoring.racing import (
+from generator.racing.rule import (
     Entrant,
     RaceSettings,
     merge_fitness,
     race_round,
-    repeat_values,
     significantly_worse,
-    standard_error,
 )
+from generator.scoring.fitness import Fitness, TaskFitness
+from generator.scoring.repeats import repeat_values, standard_error
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
 RANDOM_WALK = ROOT / "tests" / "data" / "strategies" / "random_walk.py"
 
 

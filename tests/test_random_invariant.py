@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.bench.bench import run_seed, standard_error
+from generator.bench.command import run_seed
+from generator.bench.results import standard_error
 from generator.bench.runner import parse_strategy, run_once
-from generator.scoring.score import budget_for, score_basis, score_traces, standardise
+from generator.scoring.basis import score_basis
+from generator.scoring.score import budget_for, score_traces, standardise
 from generator.tasks.entries import load_tasks
 from generator.tasks.space import SearchSpace
 

@@ -18,8 +18,8 @@ from unittest import mock
 
 import pytest
 
+from generator.candidate.checks import inspect_source
 from generator.llm.prompts import extract_reply
-from generator.sandbox.checks import inspect_source
 from generator.scoring.fitness import CandidateError
 
 CORPUS = Path(__file__).parent / "data" / "real_replies"
@@ -139,7 +139,7 @@ BENCH = [p for p in RUNS if _spec(p)["run"].get("bench")]
 
 @pytest.mark.parametrize("path", BENCH, ids=[str(p.relative_to(CORPUS)) for p in BENCH])
 def test_bench_gives_the_same_score(path, tmp_path):
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     run = _spec(path)["run"]
@@ -178,7 +178,7 @@ def test_export_runs_in_plain_kernel_tuner(path, tmp_path):
 
     from kernel_tuner.strategies.wrapper import OptAlgWrapper
 
-    from generator.bench.runner import run_kernel_tuner
+    from generator.bench.kt_simulation import run_kernel_tuner
     from generator.scoring.score import Budget, budget_for
 
     spec = _spec(path)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import optuna
 import pytest
 
-from generator.export.adapters import GeneratedSampler, ParamSpace
+from generator.export.optuna_sampler import GeneratedSampler
+from generator.export.param_space import ParamSpace
 
 
 class Descent:

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from generator.evaluation.evaluate import run_seed
-from generator.sandbox import run_job
+from generator.evaluation.runs import run_seed
 from generator.sandbox.jobs import Job, SandboxConfig, child_env, default_hidden_paths, interpreter_paths
+from generator.sandbox.pool import run_job
 from generator.scoring.score import budget_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

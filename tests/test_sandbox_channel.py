@@ -15,8 +15,8 @@ import pytest
 
 from generator.evaluation.evaluate import evaluate_source
 from generator.evaluation.runs import run_seed
-from generator.sandbox import Job, SandboxConfig, run_job
-from generator.sandbox.pool import close_pool
+from generator.sandbox.jobs import Job, SandboxConfig
+from generator.sandbox.pool import close_pool, run_job
 from generator.scoring.score import budget_for
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -224,7 +224,7 @@ def test_campaign_goes_on_after_a_deeply_nested_frame(server, make_config):
     """Item 7: in a campaign (real sandbox), the candidate that sends JSON nested 100,000 deep fails
     as `killed`; the run finishes, so a resume has nothing to replay into a crash."""
     from generator.archive import Archive
-    from generator.campaign.loop import run_campaign
+    from generator.campaign.run import run_campaign
 
     cfg = make_config(server, budget=2, concurrency=1)
     server.push(("reply", f"# Deep JSON frame\n```python\n{_hostile('deep_json')}```\n"))

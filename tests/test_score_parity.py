@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from score_traces import _hillclimb_traces, _random_traces
 
-from generator.scoring.score import Trace, budget_for, score_basis, score_traces
+from generator.scoring.basis import score_basis
+from generator.scoring.score import Trace, budget_for, score_traces
 
 T4_KEYS = ["compilation", "runtimes", "framework", "search_algorithm", "validation"]
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from score_traces import _random_traces
 
-from generator.scoring.score import Budget, Trace, budget_for, score_basis, score_traces
+from generator.scoring.basis import score_basis
+from generator.scoring.score import Budget, Trace, budget_for, score_traces
 
 
 def test_score_is_deterministic_and_near_zero_for_random_search(conv_task):

@@ -12,7 +12,7 @@ import pytest
 from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, reply_for, tunesmith, write_campaign
 
-from generator.campaign.loop import format_status
+from generator.campaign.printing import format_status
 
 
 @pytest.fixture()

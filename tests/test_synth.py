@@ -120,9 +120,6 @@ def test_statistics_steer_the_design_and_are_quoted():
     assert sizes and max(sizes) <= 4  # tiny budget: a small initial sample
 
 
-# ----------------------------------------------------------------------------- operators
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_refine_changes_one_or_two_parts(seed):
     reply = synthesize(prompt("refine", [("c0003", "0.5", parent_code(BASE))]), seed=seed)
@@ -206,7 +203,7 @@ def test_new_differs_from_existing_algorithms():
 def test_chains_of_operators_keep_writing_valid_optimizers():
     import random
 
-    from generator.sandbox.checks import check_source
+    from generator.candidate.checks import check_source
 
     rng = random.Random(0)
     for chain in range(10):

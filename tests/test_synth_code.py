@@ -51,7 +51,7 @@ def test_compositions_cover_every_component():
 
 
 def test_sources_are_well_formed_and_honest():
-    from generator.sandbox.checks import check_source
+    from generator.candidate.checks import check_source
 
     for comp in covering_compositions(30):
         name, _, source = render(comp, ["a reason"], ['a note with """ quotes'])
@@ -101,9 +101,9 @@ def test_optimizers_stop_when_the_space_is_exhausted():
 
 
 def test_quickstart_prompt_reply_is_extracted_and_passes_checks(hub_dir):
-    from generator.campaign.loop import render_prompt
+    from generator.campaign.run import render_prompt
+    from generator.candidate.checks import check_source
     from generator.llm.prompts import extract_reply
-    from generator.sandbox.checks import check_source
 
     messages = render_prompt("campaigns/quickstart.toml", "new")
     reply = extract_reply(synthesize("\n\n".join(m["content"] for m in messages), seed=1))

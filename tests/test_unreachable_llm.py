@@ -11,7 +11,8 @@ from fake_llm_server import FakeLLMServer
 from fault_fixtures import FAKE_KEY, reply_for, write_campaign
 
 from generator.archive import Archive
-from generator.campaign.loop import format_status, run_campaign
+from generator.campaign.printing import format_status
+from generator.campaign.run import run_campaign
 from generator.scoring.fitness import Fitness, TaskFitness
 
 

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from generator.archive import Archive
-from generator.campaign.loop import format_status, resume, run_campaign
+from generator.campaign.printing import format_status
+from generator.campaign.run import resume, run_campaign
 from generator.config import ConfigError
 from generator.scoring.fitness import Fitness, TaskFitness
 

@@ -1,6 +1,6 @@
 """Runs of one strategy on one task at `tunesmith bench`'s seeds and budget (per_run.py, first_evaluations.py)."""
 
-from generator.bench.bench import run_seed
+from generator.bench.command import run_seed
 from generator.bench.runner import parse_strategy, run_once
 from generator.scoring.score import budget_for
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from benchmarks._lib.paths import ROOT
-from generator.bench.bench import bench
+from generator.bench.command import bench
 from generator.bench.results import standard_error
 from generator.bench.runner import parse_strategy
 from generator.config import TasksConfig

@@ -1,6 +1,6 @@
 """Train vs test: exported winners beside Kernel Tuner's strategies on the same tasks and budgets.
 
-Every strategy runs through `generator.bench.bench` (trusted code, in-process): the same tasks, the same
+Every strategy runs through `generator.bench.command` (trusted code, in-process): the same tasks, the same
 time budget per task (the methodology's), the same seeds per repeat, scored with the same score P.
 Exported modules are trusted (they were exported on purpose); candidates straight from a run are
 not, and are compared through `tunesmith hpo` (sandboxed) instead.
@@ -120,7 +120,7 @@ def compare(
     extra: list | None = None,
 ) -> Generalisation:
     """Run every strategy on train + test (+ extra) tasks (bench: same budgets and seeds) and tabulate."""
-    from generator.bench.bench import bench
+    from generator.bench.command import bench
     from generator.bench.runner import parse_strategy
 
     if not strategies:

@@ -29,11 +29,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from generator import parsing
-from generator.bench.kt_simulation import (  # noqa: F401
+from generator.bench.kt_simulation import (
     StrategyError,
     run_kernel_tuner,
     seed_everything,
-    trace_of_results,  # (StrategyError, run_kernel_tuner: also imported from here)
 )
 from generator.sandbox.candidate_names import candidate_names
 from generator.scoring.oracle import Oracle, RunEnded, StopCriterionReached

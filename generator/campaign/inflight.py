@@ -40,6 +40,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from generator.archive import Candidate
 from generator.campaign.evolution import Plan
 from generator.campaign.novelty import Shape, ShapeIndex
+from generator.campaign.port import CampaignPort
 from generator.campaign.speculation import (
     ASKING,
     BLOCKED,
@@ -59,9 +60,10 @@ from generator.llm.reply_code import truncation_error
 
 
 class InFlight(Speculation):
-    """Makes generations for a Campaign (prompts, LLM, archive, evaluation are the campaign's)."""
+    """Makes generations for a campaign (prompts, LLM, archive, evaluation are the campaign's); it uses
+    only what `CampaignPort` declares."""
 
-    def __init__(self, campaign):
+    def __init__(self, campaign: CampaignPort):
         self.c = campaign
         self.concurrency = campaign.cfg.llm.concurrency
         self.novelty = campaign.cfg.novelty

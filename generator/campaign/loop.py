@@ -1,41 +1,35 @@
 """A campaign end to end: config -> tasks -> prompts -> LLM -> evaluation -> archive, with resume.
 
-`run_campaign(config_path)` starts (or continues) the run in `output.run_dir`; `resume(run_dir)`
-continues from the configuration stored there. Resume replays the deterministic loop: candidates
-already in the archive are returned from it, an exchange already answered for a candidate is
+`Campaign.run` runs the evolution loop to the end of its budget, then the final stages (campaign.stages);
+`run_campaign` and `resume` (campaign.run) make the Campaign. Resume replays the deterministic loop:
+candidates already in the archive are returned from it, an exchange already answered for a candidate is
 reused, and only the rest is asked and evaluated. A generation's candidates are made together by
 `inflight.InFlight` (requests in flight, evaluation as replies arrive, everything recorded in plan
-order); the Campaign gives it prompts, the LLM client, the archive and the evaluator.
+order); the Campaign gives it prompts, the LLM client, the archive and the evaluator (campaign.port
+declares what it may use).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from pathlib import Path
 
-import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive, Candidate
 from generator.campaign.evolution import Evolution, Plan
-from generator.campaign.printing import Summary, format_status, format_summary  # noqa: F401 (import paths kept)
-from generator.config import (
-    CampaignConfig,
-    ConfigError,
-    blocking_changes,
-    campaign_file,
-    check_budget,
-    load_config,
-    parse_config,
-    with_legacy_values,
-)
+from generator.campaign.printing import Summary
+from generator.campaign.stages import FinalStages
+from generator.config import CampaignConfig
 from generator.errors import TunesmithError
-from generator.llm.client import LLMClient, StopCampaign, Usage
+from generator.interrupts import reason as interrupt_reason
+from generator.interrupts import sigterm_as_interrupt
+from generator.llm.client import LLMClient, StopCampaign
 from generator.llm.prompts import ParentView
+from generator.llm.records import Usage
 from generator.scoring.degenerate import aggregated, warn_degenerate
-from generator.tasks.entries import load_task_set, resolve_paths
+from generator.tasks.entries import load_task_set
 
 
-class Campaign:
+class Campaign(FinalStages):
     """One run: owns the archive, the LLM client, the prompt builder and the evaluator."""
 
     def __init__(self, cfg: CampaignConfig, archive: Archive, evaluate=None, completion=None, progress: bool = True):
@@ -194,8 +188,8 @@ class Campaign:
         ev = self.cfg.evaluation
         if not ev.racing:
             return None
-        from generator.campaign.race import Race
-        from generator.scoring.racing import RaceSettings
+        from generator.racing.candidates import Race
+        from generator.racing.rule import RaceSettings
 
         def extend(code: str, repeats: int, first_repeat: int):
             fitness = self.evaluate(code, repeats, first_repeat)
@@ -278,7 +272,6 @@ class Campaign:
         goes on to the caller with `resume_command` set.
         """
         from generator import parsing
-        from generator.interrupts import sigterm_as_interrupt
 
         parsing.isolate()  # other libraries' threads (Dask, LLM clients) parse here too (gh-106905)
         with sigterm_as_interrupt():
@@ -325,10 +318,8 @@ class Campaign:
         except StopCampaign as exc:
             state, reason = "stopped", str(exc)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (generator.interrupts)
-            from generator.interrupts import reason
-
             exc.resume_command = f"tunesmith resume {self.archive.run_dir}"  # first: a second Ctrl-C may come
-            self._write_status("stopped", reason(exc))
+            self._write_status("stopped", interrupt_reason(exc))
             raise
         except Exception as exc:  # e.g. the sandbox itself broke: the run stays resumable, say why it stopped
             self._write_status("stopped", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
@@ -352,106 +343,6 @@ class Campaign:
             self._validation_stage()
             self._sealed_test_stage()
         return self.summary(state, reason)
-
-    def _sealed_test_stage(self) -> None:
-        """With `[tasks] test`: the final winner scored once on the sealed test tasks (campaign.sealed_test)."""
-        from generator.campaign.sealed_test import open_test
-
-        if not self.cfg.tasks.test:
-            return
-        winner, params = self._final_winner()
-        if winner is None:
-            return
-        tasks = load_task_set(self.cfg.tasks.test, self.cfg.tasks)
-        code = self.archive.code(self.archive.candidate(winner)) or ""
-        open_test(
-            self.archive.run_dir,
-            winner,
-            params,
-            tasks,
-            self.cfg.evaluation.repeats,
-            self._final_seed(),
-            lambda tasks, repeats, seed: self._score_final(code, tasks, repeats, seed, params),
-        )
-
-    def _score_final(self, code: str, tasks: list, repeats: int, seed: int, params: dict | None):
-        """Fitness of code (with hyperparameter values) on tasks selection never saw: validation or sealed test."""
-        ev = self.cfg.evaluation
-        if self._evaluate is not None:
-            return aggregated(self._evaluate(code, tasks, repeats, seed, ev.timeout, ev.workers), ev.aggregate)
-        from generator.evaluation.evaluate import evaluate_source
-
-        return aggregated(
-            evaluate_source(
-                code,
-                tasks,
-                repeats=repeats,
-                seed=seed,
-                timeout_s=ev.timeout,
-                hyperparameters=params,
-                workers=ev.workers,
-            ),
-            ev.aggregate,
-        )
-
-    def _final_seed(self) -> int:
-        """The base seed of the final stages (each adds its own offset, so their streams differ)."""
-        ev = self.cfg.evaluation
-        return ev.seed if ev.seed is not None else self.cfg.evolution.seed
-
-    def _final_winner(self) -> tuple[str | None, dict | None]:
-        """The candidate the campaign hands over (validation winner, else the leaderboard's best) and its values."""
-        from generator.campaign.final_choice import load_choice
-        from generator.tuning.results import load_results
-
-        choice = load_choice(self.archive.run_dir) if self.cfg.tasks.validation else None
-        if choice is not None and choice.winner is not None:
-            finalist = next(f for f in choice.finalists if f.id == choice.winner)
-            return choice.winner, finalist.params
-        board = self.archive.best(1)
-        if not board:
-            return None, None
-        tuned = load_results(self.archive.run_dir).get(board[0].id)
-        return board[0].id, (tuned.chosen_params if tuned is not None and tuned.accepted else None)
-
-    def _validation_stage(self) -> None:
-        """With `[tasks] validation`: the final choice of winners, on tasks selection never saw."""
-        from generator.campaign.final_choice import choose
-
-        if not self.cfg.tasks.validation:
-            return
-        tasks = load_task_set(self.cfg.tasks.validation, self.cfg.tasks)
-        choice = choose(
-            self.archive,
-            tasks,
-            self.cfg.tasks.finalists,
-            self.cfg.evaluation.repeats,
-            self._final_seed(),
-            self._score_final,
-        )
-        self.archive.write_status(
-            {
-                **self.archive.status(),
-                "best": choice.winner or self.archive.status().get("best"),
-                "validation": {
-                    "winner": choice.winner,
-                    "tasks": choice.tasks,
-                    "use": "final choice of winners only, never selection",
-                },
-            }
-        )
-
-    def _hpo_stage(self) -> None:
-        """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
-        from generator.tuning.hpo import campaign_stage, format_result
-
-        try:
-            results = campaign_stage(self.archive.run_dir, progress=self.progress)
-        except KeyboardInterrupt as exc:  # resume runs the stage again, on from the finished trials
-            exc.resume_command = f"tunesmith resume {self.archive.run_dir}"
-            raise
-        for result in results:
-            print(format_result(result), file=sys.stderr)
 
     def _on_generation(self, generation: int, population: list[Candidate]) -> None:
         recorded = {g["generation"]: g for g in self.archive.generations()}
@@ -487,132 +378,3 @@ class Campaign:
             choice,
             load_test(self.archive.run_dir),
         )
-
-
-def _open_or_create(cfg: CampaignConfig, resolved: dict, config_path: Path | None) -> Archive:
-    run_dir = Path(cfg.output.run_dir)
-    if Archive.exists(run_dir):
-        archive = Archive.open(run_dir)
-        changed = blocking_changes(with_legacy_values(archive.config), resolved)
-        if changed:
-            raise ConfigError(
-                f"{run_dir}: holds a run started with different settings ({', '.join(changed[:4])}); "
-                "use `tunesmith resume` to continue it, or set another output.run_dir"
-            )
-        return archive
-    text = config_path.read_text() if config_path else ""
-    return Archive.create(run_dir, resolved, text, cfg.name)
-
-
-def run_campaign(
-    config_path,
-    run_dir: str | None = None,
-    budget: int | None = None,
-    progress: bool = True,
-    evaluate=None,
-    completion=None,
-    executor: str | None = None,
-    worker_wait: float | None = None,
-) -> Summary:
-    """Start the campaign of a TOML file, or continue it if its run directory already holds it."""
-    config_path = campaign_file(config_path)
-    cfg = load_config(config_path)
-    if run_dir:
-        cfg.output.run_dir = run_dir
-    if budget is not None:
-        cfg.evolution.budget = check_budget(budget, f"--budget {budget}: ")
-    if executor:  # e.g. the same campaign on a Dask cluster: `--executor dask://HOST:PORT`
-        from generator.evaluation.dask_executor import checked_url
-
-        cfg.evaluation.executor = checked_url(executor)
-    if worker_wait is not None:
-        cfg.evaluation.worker_wait = _checked_wait(worker_wait)
-    cfg, resolved = resolve_paths(cfg, config_path.parent)
-    from generator.campaign.preflight import check_budget_left, check_campaign
-    from generator.run_lock import run_lock
-
-    # every task (train and test), the model and the HPO storage are checked before anything is written:
-    # a typo fails with nothing recorded, so the same command works once it is fixed
-    check_campaign(cfg, keys=completion is None)
-    # a second campaign on this directory is refused, not merged
-    with run_lock(cfg.output.run_dir, "run"), _resumable(cfg.output.run_dir):
-        archive = _open_or_create(cfg, resolved, config_path)
-        # a lowered budget, from --budget or from the file, is refused alike (the file's names the file)
-        check_budget_left(
-            len(archive.candidates()),
-            cfg.evolution.budget,
-            "--budget" if budget is not None else f"{config_path}: [evolution] budget =",
-        )
-        return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
-
-
-def resume(
-    run_dir,
-    budget: int | None = None,
-    progress: bool = True,
-    evaluate=None,
-    completion=None,
-    executor: str | None = None,
-    worker_wait: float | None = None,
-) -> Summary:
-    """Continue a run from its own stored configuration (optionally with a larger budget, elsewhere)."""
-    from generator.campaign.preflight import check_budget_left, check_campaign
-    from generator.run_lock import run_lock
-
-    if budget is not None:
-        check_budget(budget, f"--budget {budget}: ")
-    archive = Archive.open(run_dir)
-    with run_lock(run_dir, "resume"), _resumable(run_dir):
-        data = with_legacy_values(archive.config)  # a run made by an earlier version continues as it began
-        data["output"]["run_dir"] = str(run_dir)
-        if budget is not None:
-            check_budget_left(len(archive.candidates()), budget, "--budget")
-            data["evolution"]["budget"] = budget
-        if executor:
-            data.setdefault("evaluation", {})["executor"] = executor
-        if worker_wait is not None:
-            data.setdefault("evaluation", {})["worker_wait"] = _checked_wait(worker_wait)
-        cfg = parse_config(data, str(Path(run_dir) / "config.json"))
-        check_campaign(cfg, keys=completion is None)  # e.g. a local model removed since, a hub moved
-        return Campaign(cfg, archive, evaluate=evaluate, completion=completion, progress=progress).run()
-
-
-def _resumable(run_dir):
-    """A stop while the run is set up (tasks loaded, the archive read) says how to continue too, once the
-    directory holds a run (the campaign loop says it for later stops)."""
-    from generator.interrupts import says_how_to_continue
-
-    return says_how_to_continue(f"tunesmith resume {run_dir}", lambda: Archive.exists(Path(run_dir)))
-
-
-def _checked_wait(seconds: float) -> float:
-    """--worker-wait: a positive number of seconds."""
-    if not seconds > 0:
-        raise TunesmithError(f"--worker-wait {seconds:g}: give a positive number of seconds, e.g. --worker-wait 600")
-    return float(seconds)
-
-
-def render_prompt(config_path, operator: str = "new") -> list[dict]:
-    """The messages the campaign's first prompt of `operator` would send (parents shown as placeholders)."""
-    from generator.llm.prompts import PromptBuilder
-
-    config_path = campaign_file(config_path)  # campaigns/NAME.toml: the shipped one outside a checkout
-    cfg, _ = resolve_paths(load_config(config_path), config_path.parent)
-    builder = PromptBuilder(load_task_set(cfg.tasks.train, cfg.tasks), cfg.prompts)
-    example = (
-        "class RandomSearch:\n    hyperparameters = {}\n\n    def __init__(self, budget=5000):\n"
-        "        self.budget = budget\n\n    def __call__(self, func, searchspace):\n"
-        "        for config in searchspace.get_random_sample(10**9):\n            func(config)\n"
-    )
-    parent = ParentView("c0001", None if operator == "fix" else 0.0, example, "Random search (example parent)")
-    error = {"kind": "runtime", "message": "ZeroDivisionError: division by zero (example)", "line": 8}
-    if operator == "new":
-        return builder.messages("new", existing=[parent])
-    parents = [parent]
-    if operator == "crossover":
-        parents.append(
-            ParentView("c0002", 0.0, example.replace("RandomSearch", "OtherSearch"), "Another example parent")
-        )
-    return builder.messages(
-        operator, parents=parents, error=error if operator == "fix" else None, edit=cfg.evolution.edit
-    )

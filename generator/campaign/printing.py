@@ -12,7 +12,7 @@ from pathlib import Path
 
 from generator.archive import Archive, Candidate
 from generator.errors import clipped, printable
-from generator.llm.client import Usage
+from generator.llm.records import Usage
 
 
 @dataclass

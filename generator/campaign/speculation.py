@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from generator.archive import Candidate
 from generator.campaign.evolution import Plan
 from generator.campaign.novelty import Nearest, Shape, similarity
-from generator.llm.client import CapReached, Exchange
+from generator.campaign.port import CampaignPort
+from generator.llm.client import CapReached
 from generator.llm.prompts import normalise_code
+from generator.llm.records import Exchange
 
 # What a slot is doing; it moves down this list (asking <-> replied once when re-asked).
 PLANNED, ASKING, REPLIED, BLOCKED, EVALUATING, WAITING, DONE = (
@@ -57,6 +59,8 @@ class Slot:
 
 class Speculation:
     """The speculative part of `InFlight` (which holds the state used here)."""
+
+    c: CampaignPort  # the campaign, as InFlight holds it
 
     def _speculate(self, slot: Slot, slots: list[Slot], earlier: list[Slot]) -> None:
         """Act on a reply whose earlier siblings are not all checked yet, as the check will most

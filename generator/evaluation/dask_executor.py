@@ -28,7 +28,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from generator.config import DASK_LOCAL, REMOTE_SCHEMES, url_problem
+from generator import registry
+from generator.config import executor_name, url_problem
 from generator.errors import TunesmithError
 
 
@@ -36,9 +37,13 @@ class WorkerLost(RuntimeError):
     """Dask gave up on a task: the workers that ran it kept dying (its `KilledWorker`)."""
 
 
+DASK_LOCAL = "dask-local"  # the registry's name of LOCAL_CLUSTER: a cluster started here
+
+
 def is_dask_url(url: str | None) -> bool:
-    """True for the executor URLs this module serves."""
-    return bool(url) and (url == DASK_LOCAL or url.split("://", 1)[0] in REMOTE_SCHEMES)
+    """True for the executor URLs this module serves (the registry entries whose target is here)."""
+    target = registry.TABLES["executor"].get(executor_name(url), "")
+    return bool(url) and target.startswith(f"{__name__}:")
 
 
 def checked_url(url: str, where: str = "--executor") -> str:
@@ -420,3 +425,14 @@ def dask_executor(
             "SLURMCluster) or fix the address"
         ) from None
     return DaskExecutor(client, None, retries, url, worker_wait_s, notice)
+
+
+class _DaskFactory:
+    """`dask-local` (a cluster of `workers` processes started here) or `dask://HOST:PORT` (a scheduler)."""
+
+    def open(self, url: str | None, workers: int, *, worker_wait_s: float = 300.0, notice=None) -> DaskExecutor:
+        return dask_executor(url, workers, worker_wait_s=worker_wait_s, notice=notice)
+
+
+LOCAL_CLUSTER = _DaskFactory()
+SCHEDULER = _DaskFactory()

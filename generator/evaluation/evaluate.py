@@ -12,16 +12,16 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, 
 
 import numpy as np
 
-import generator.live  # noqa: F401  (registers the live: task source with the resolver)
+from generator.candidate.checks import inspect_source
 from generator.errors import TunesmithError, printable
 from generator.evaluation.runs import init_kwargs, run_seed
-from generator.sandbox import Job, JobOutcome, SandboxConfig, run_job
-from generator.sandbox.checks import check_source, inspect_source
+from generator.sandbox.jobs import Job, JobOutcome, SandboxConfig
+from generator.sandbox.pool import run_job
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
-from generator.scoring.racing import repeat_values, standard_error
+from generator.scoring.oracle import Oracle
+from generator.scoring.repeats import repeat_values, standard_error
 from generator.tasks.cache import Task
-
-__all__ = ["evaluate_source", "check_source", "Fitness", "TaskFitness", "CandidateError", "run_seed"]
+from generator.tasks.sources import MeasuredTask
 
 
 def plan_jobs(runs: list[tuple[int, int, int]], workers: int) -> list[list[tuple[int, int, int]]]:
@@ -63,7 +63,7 @@ def evaluate_source(
     config = config or SandboxConfig(timeout_s=float(timeout_s))
     repeat_ids = range(int(first_repeat), int(first_repeat) + repeats)
     runs = [(ti, r, run_seed(seed, r)) for ti in range(len(tasks)) for r in repeat_ids]
-    live = {ti for ti, t in enumerate(tasks) if _is_live(t)}
+    live = {ti for ti, t in enumerate(tasks) if isinstance(t, MeasuredTask)}
     # a cluster: one chunk per slot; live runs all go to one job, run one after another (one device)
     chunks = plan_jobs([r for r in runs if r[0] not in live], max(workers, getattr(executor, "slots", 0)))
     jobs = []
@@ -71,11 +71,11 @@ def evaluate_source(
         kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
         jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, seeds=seeds or {}))
     if live:
-        from generator.live.tasks import make_oracle
-
         chunk = [r for r in runs if r[0] in live]
         kwargs = init_kwargs(found, hyperparameters, budgets[chunk[0][0]].max_fevals)
-        jobs.append(Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, oracle_factory=make_oracle))
+        jobs.append(
+            Job(source, found.class_name, kwargs, tasks, budgets, chunk, config, oracle_factory=measured_oracle)
+        )
     outcomes = _run_jobs(jobs, workers, executor)
     fitness = _aggregate(tasks, repeats, outcomes, seed)
     fitness.wall_s = time.monotonic() - start
@@ -93,18 +93,22 @@ def evaluate_source(
     return fitness
 
 
-def _is_live(task: Task) -> bool:
-    """A task measured for real on a device (generator.live.tasks.LiveTask)."""
-    return bool(task.info.get("live")) and getattr(task, "problem", None) is not None
+def measured_oracle(task: Task, budget, space=None) -> Oracle:
+    """The oracle of one run in a job of measured tasks: the task's own (MeasuredTask), else the answer key's."""
+    if isinstance(task, MeasuredTask):
+        return task.make_oracle(budget, space)
+    return Oracle(task, budget, space)
+
+
+def run_measured_job(job: Job) -> JobOutcome:
+    """A job of measured tasks, run by its task (a live task holds its device for the whole job)."""
+    task = next(job.tasks[r[0]] for r in job.runs if isinstance(job.tasks[r[0]], MeasuredTask))
+    return task.run_job(job)
 
 
 def _runner(job: Job):
-    """run_job, or for live tasks run_live_job (holds the device for the whole job)."""
-    if job.oracle_factory is None:
-        return run_job
-    from generator.live.tasks import run_live_job
-
-    return run_live_job
+    """run_job, or for measured tasks the task's own way to run the job."""
+    return run_job if job.oracle_factory is None else run_measured_job
 
 
 def _run_jobs(jobs: list[Job], workers: int, executor) -> list[JobOutcome | None]:
@@ -188,10 +192,8 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
     for ti, task in enumerate(tasks):
         mine = sorted((r for r in runs if r.task == ti), key=lambda r: r.repeat)
         traces = [r.trace for r in mine]
-        if _is_live(task):  # scored against its measured cache, or else against live random search
-            from generator.evaluation.live_eval import score_live
-
-            ts = score_live(task, traces, seed)
+        if isinstance(task, MeasuredTask):  # a live task: against its measured cache, or else live random search
+            ts = task.score(traces, seed)
             if ts.note:  # no measured cache here: not P, and the output must say so
                 notes[task.name] = ts.note
         else:
@@ -206,7 +208,7 @@ def _aggregate(tasks: list[Task], repeats: int, outcomes: list[JobOutcome | None
             runs=len(traces),
             se=standard_error(ts.per_repeat),
         )
-        if not _is_live(task):  # a live task's rows have no answer key to find the incumbent by
+        if not isinstance(task, MeasuredTask):  # a live task's rows have no answer key to find the incumbent by
             behaviours += [
                 run_behaviour(task.space.valid, task.key.values, t.rows, not task.objective.higher_is_better)
                 for t in traces
@@ -353,8 +355,6 @@ def format_fitness(name: str, fitness: Fitness) -> str:
     lines = [f"{'task':<{width}}  {'P' if not notes else 'score':>7}  {'std':>6}  {'fevals':>7}"]
     for t, tf in fitness.per_task.items():
         lines.append(f"{t:<{width}}  {tf.score:7.3f}  {tf.std:6.3f}  {tf.fevals:7.0f}")
-    from generator.evaluation.live_eval import not_p_line
-
     lines += [not_p_line(t, note) for t, note in notes.items()]
     held = fitness.metadata.get("protections", {}).get("held", {})
     lines.append(
@@ -375,6 +375,14 @@ def format_fitness(name: str, fitness: Fitness) -> str:
             "(see docs/explanation/security.md; run as root in a container for all of them)"
         )
     return "\n".join(lines)
+
+
+RANDOM_BASIS_NOTE = "advantage over live random search of the same budget (no measured cache)"
+
+
+def not_p_line(task_name: str, note: str = RANDOM_BASIS_NOTE) -> str:
+    """The line under a table that says a task's number is not P (evaluate and bench print it alike)."""
+    return f"note: {task_name} is scored by its {note}, not P: 0 = as good as random search there, higher is better"
 
 
 # allowlist_root: where the kernel refuses pivot_root the run falls back to covering known paths, which

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from generator.candidate.checks import OptimizerInterface
 from generator.errors import TunesmithError
-from generator.sandbox.checks import OptimizerInterface
 
 
 def run_seed(seed: int, repeat: int) -> int:
     """The seed of one repeat (random, numpy's global RNG and the search space are seeded with it).
 
-    The same formula as `generator.bench.bench.run_seed`, so that `evaluate` and `bench` run a strategy
+    The same formula as `generator.bench.command.run_seed`, so that `evaluate` and `bench` run a strategy
     with identical seeds and get identical traces.
     """
     return int(np.random.SeedSequence([int(seed), int(repeat)]).generate_state(1)[0])

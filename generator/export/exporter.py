@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.candidate.source import ExportError
 from generator.export.module_text import (
     NOT_TUNED,
     Provenance,
@@ -26,7 +27,6 @@ from generator.export.module_text import (
     values_text,
 )
 from generator.resources import PACKAGE_DIR as GENERATOR_DIR
-from generator.sandbox.optimizer_source import ExportError
 from generator.tuning.results import SPLITS
 
 # the generated_algorithms package installed beside `generator`: in a checkout the repository's folder, from a

@@ -14,9 +14,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from generator import parsing
-from generator.export.entry_point import TUNE_TEMPLATE
-from generator.sandbox.candidate_names import with_prelude
-from generator.sandbox.optimizer_source import (
+from generator.candidate.source import (
     ExportError,
     OptimizerCode,
     check_imports,
@@ -24,6 +22,8 @@ from generator.sandbox.optimizer_source import (
     split_docstring,
     with_defaults,
 )
+from generator.export.entry_point import TUNE_TEMPLATE
+from generator.sandbox.candidate_names import with_prelude
 from generator.tuning.results import SPLITS
 
 

@@ -352,7 +352,7 @@ def campaign_seeds(
     tasks: list[Task], repeats: int, seed: int, llm, settings, prompts_cfg=None, progress: bool = False
 ) -> dict[tuple[int, int], SeedRun]:
     """Seeds for every (task, repeat) of a campaign's evaluations, asked once with the campaign's LLM client."""
-    from generator.evaluation.evaluate import run_seed
+    from generator.evaluation.runs import run_seed
     from generator.scoring.score import budget_for
 
     opts = settings.model_dump()
@@ -410,7 +410,7 @@ def prepare_specs(specs: list, model: str | None = None, record: str | None = No
 def usage_line(run_dir: str) -> str:
     """LLM calls, tokens and cost recorded in a run directory."""
     from generator.archive import Archive
-    from generator.llm.client import Usage
+    from generator.llm.records import Usage
 
     usage, models = Usage(), set()
     for ex in Archive.open(run_dir).exchanges():

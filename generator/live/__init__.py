@@ -1,23 +1,8 @@
-"""Live: real kernels compiled, verified and timed on a GPU by Kernel Tuner; cache building.
+"""Live: real kernels compiled, verified and timed on a GPU by Kernel Tuner; cache building; all of `live:`.
 
-Imports `tasks`, `scoring` and `sandbox`. Importing it registers the `live:` task source with the
-task resolver (`tasks.entries`), which knows nothing of devices itself; the device code loads only
-when a live entry is resolved.
+`entries` parses a `live:` reference, `tasks` makes it a LiveTask (its `SOURCE` is the "live" task source of
+`generator.registry`, loaded when a live entry is first resolved), `evaluate` scores a candidate on one,
+`kernel` talks to the device, `cache_build` measures a whole space. Imports `tasks`, `scoring`, `sandbox` and
+`evaluation`; nothing below imports it: the evaluation asks a live task through the `MeasuredTask` interface
+(`generator.tasks.sources`).
 """
-
-from generator.tasks.entries import Source, register_source
-
-
-def _load(entry, base):
-    from generator.live.tasks import load_live_entry
-
-    return load_live_entry(entry, base)
-
-
-def _resolve(entry, base):
-    from generator.live.tasks import resolve_entry
-
-    return resolve_entry(entry, base, check_device=True)
-
-
-register_source("live:", Source(load=_load, resolve=_resolve))

@@ -1,8 +1,9 @@
 """Live tasks: a problem's kernel on this machine's device as a Task, the oracle that measures it,
-and the loading of `live:` entries (registered with the task resolver by `generator.live`).
+and the loading of `live:` entries (`SOURCE`, the "live" task source of `generator.registry`).
 
-The syntax of a `live:` reference is parsed in `generator.tasks.live_entries`; loading one needs the
-device, which is this room's business.
+The syntax of a `live:` reference is parsed in `generator.live.entries`; loading one needs the device.
+A LiveTask is a `MeasuredTask` (`generator.tasks.sources`): the evaluation asks it for its oracle, how
+to run a job of it and how to score it, without importing this room.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from generator.live.entries import PREFIX, LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 from generator.live.kernel import (
     LiveSession,
     device_key,
@@ -26,7 +28,6 @@ from generator.live.kernel import (
 from generator.scoring.oracle import Oracle
 from generator.scoring.score import Budget, Trace
 from generator.tasks.cache import AnswerKey, SpaceSpec, Task, valid_index_matrix
-from generator.tasks.live_entries import PREFIX, LiveEntry, LiveEntryError, parse_live_entry, problem_spec
 from generator.tasks.problems import Problem, load_problem, load_problem_tasks
 from generator.tasks.space import SearchSpace
 
@@ -43,6 +44,20 @@ class LiveTask(Task):
     budget: Budget | None = None
 
     oracle_class = None  # set below: the sandbox asks the task which oracle answers it
+
+    def make_oracle(self, budget: Budget, space: SearchSpace | None = None) -> Oracle:
+        """The LiveOracle of one run (MeasuredTask): every new configuration measured on the device."""
+        return LiveOracle(self, budget, space)
+
+    def run_job(self, job):
+        """Run a job with this task, holding each device it measures on for the whole job (MeasuredTask)."""
+        return run_live_job(job)
+
+    def score(self, traces: list, seed: int = 0):
+        """P against the measured cache, or else the advantage over live random search (MeasuredTask)."""
+        from generator.live.scoring import score_live
+
+        return score_live(self, traces, seed)
 
 
 def load_live_task(path, device: int = 0, gpu: str | None = None, budget: Budget | None = None) -> LiveTask:
@@ -130,15 +145,15 @@ class LiveTrace(Trace):
 
 
 def run_live_job(job):
-    """`sandbox.run_job` for a job with live tasks: it holds each device it measures on for the whole
+    """`sandbox.pool.run_job` for a job with live tasks: it holds each device it measures on for the whole
     job, so two jobs never interleave measurements on one device (threads or processes alike)."""
-    from generator import sandbox
+    from generator.sandbox import pool
 
     keys = sorted({device_key(t.problem, t.device) for t in live_tasks_of(job)})
     with contextlib.ExitStack() as stack:
         for key in keys:
             stack.enter_context(device_lock(key))
-        return sandbox.run_job(job)
+        return pool.run_job(job)
 
 
 def live_tasks_of(job) -> list[LiveTask]:
@@ -176,3 +191,16 @@ def load_live_entry(text: str, base: Path | None = None) -> list:
             f"derive a budget from; give one, e.g. {PREFIX}{entry.target},fevals=20 (or seconds=60)"
         )
     return [task]
+
+
+class _LiveSource:
+    """The `live:` task source (registry "task_source", name "live"): LiveTasks on this machine's device."""
+
+    def load(self, entry: str, hub: Path | None = None, base: Path | None = None) -> list:
+        return load_live_entry(entry, base)
+
+    def resolve(self, entry: str, base: Path) -> str:
+        return resolve_entry(entry, base, check_device=True)
+
+
+SOURCE = _LiveSource()

@@ -16,10 +16,10 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from generator.errors import TunesmithError
-from generator.llm.records import EXCHANGES_FILE, Exchange, Usage, prompt_hash, read_exchanges  # noqa: F401
+from generator.llm.backend import MissingKey, _litellm, backend_for
+from generator.llm.records import Exchange, Usage, prompt_hash
 
 # litellm exception classes worth another try: the provider is busy, down or slow. Anything else
 # (bad key, unknown model, prompt too long) will fail again the same way, so it stops the campaign.
@@ -63,16 +63,6 @@ def scrub(text: str | None) -> str | None:
     return text
 
 
-def _litellm():
-    import generator  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm loads)
-
-    # isort: split
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
-
-
 def _prompt_tokens(litellm, model: str, messages: list[dict]) -> int:
     """The prompt's size in tokens, by the model's tokenizer where litellm knows it (else ~3 chars a token)."""
     try:
@@ -90,33 +80,9 @@ def _cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> fl
         return 0.0
 
 
-class MissingKey(TunesmithError):
-    """The model's provider needs an API key that the environment does not hold."""
-
-
 def missing_key(settings) -> str | None:
-    """A one-line message when the model's provider needs a key the environment lacks, else None.
-
-    litellm knows each provider's variable names; nothing is sent to find out.
-    """
-    model = settings.model
-    if model.startswith(("synth/", "replay/", "local/")):  # no provider key: offline, recorded or our own server
-        return None
-    litellm = _litellm()
-    try:
-        found = litellm.validate_environment(model=model, api_base=settings.api_base)
-    except Exception:  # a provider litellm cannot check: the first call will tell
-        return None
-    # only credentials: a missing *_API_BASE (ollama, ...) has a default, the call finds the server
-    names = [k for k in found.get("missing_keys") or [] if re.search(r"KEY|TOKEN|SECRET", k)]
-    if found.get("keys_in_environment") or not names:
-        return None
-    which = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
-    local = " (a local server that checks no key takes any value)" if settings.api_base else ""
-    return (
-        f"llm.model = {model!r}: {which} is not set; the provider's API key comes from the environment "
-        f"only: export {names[0]}=...{local}, then run again"
-    )
+    """A one-line message when the model's provider needs a key the environment lacks, else None."""
+    return backend_for(settings.model).missing_key(settings)
 
 
 def check_key(settings) -> None:
@@ -129,67 +95,7 @@ def check_key(settings) -> None:
 def check_model(settings, keys: bool = True) -> None:
     """Refuse a model that cannot answer (unknown synth/ name, local/ model not installed, missing key),
     before anything is sent or written; `keys=False` when the caller brings its own completion."""
-    model = settings.model
-    if model.startswith("synth/"):
-        from generator.llm.synth.provider import MODELS, PROVIDER
-
-        if model.split("/", 1)[1] not in MODELS:
-            names = ", ".join(f"{PROVIDER}/{m}" for m in MODELS)
-            raise TunesmithError(f"llm.model = {model!r}: no such offline synthesizer; use {names}")
-    elif model.startswith("local/"):
-        from generator.llm.local_models import require_installed
-
-        try:
-            require_installed(model)
-        except TunesmithError as exc:
-            raise TunesmithError(f"llm.model = {model!r}: {exc}") from None
-    elif keys:
-        check_key(settings)
-
-
-class ReplayBackend:
-    """Serves the recorded exchanges of RUN_DIR again, as if the LLM answered them a second time.
-
-    A call for a candidate gets the last exchange recorded for that candidate id and prompt (so a
-    run that was interrupted and resumed replays exactly); calls without a recorded ref get the
-    rest in order.
-    """
-
-    def __init__(self, run_dir: str):
-        self.run_dir = run_dir
-        if not (Path(run_dir) / "config.json").exists():
-            raise TunesmithError(
-                f"llm.model = 'replay/{run_dir}': {run_dir}: not a Tunesmith run directory (no "
-                "config.json); give the output.run_dir of a campaign"
-            )
-        recorded = read_exchanges(run_dir)
-        self.by_ref: dict[str, list[Exchange]] = {}
-        for ex in recorded:
-            if ex.ref:
-                self.by_ref.setdefault(ex.ref, []).append(ex)
-        self.in_order = recorded
-        self.used: set[str] = set()
-        self.next = 0
-
-    def __call__(self, messages: list[dict], ref: str | None = None) -> Exchange:
-        if ref in self.by_ref:
-            # a ref asked more than once (a re-ask sent early on a guess, then again): the answer to
-            # the same prompt, else the last
-            phash = prompt_hash(messages)
-            ex = next((x for x in reversed(self.by_ref[ref]) if x.prompt_hash == phash), self.by_ref[ref][-1])
-            self.used.add(ex.id)
-            return ex
-        while self.next < len(self.in_order) and self.in_order[self.next].id in self.used:
-            self.next += 1
-        if self.next >= len(self.in_order):
-            raise StopCampaign(
-                f"replay/{self.run_dir}: all {len(self.in_order)} recorded exchanges were served; "
-                "the replayed run ends here"
-            )
-        ex = self.in_order[self.next]
-        self.used.add(ex.id)
-        self.next += 1
-        return ex
+    backend_for(settings.model).check(settings, keys)
 
 
 class LLMClient:
@@ -216,26 +122,8 @@ class LLMClient:
         self._held = Usage()  # worst cases of the calls in flight (see reserve)
         self._lock = threading.RLock()
         self._id_lock = threading.Lock()
-        model = settings.model
-        if model.startswith("replay/"):
-            self._replay = ReplayBackend(model.split("/", 1)[1])
-        elif model.startswith("synth/"):
-            import generator.llm.synth
-
-            generator.llm.synth.register()
-        elif model.startswith("local/"):
-            from generator.llm.local_models import get_model
-
-            get_model(model)  # an unknown name fails now, with the names there are; the server starts on first use
-        elif completion is None:
-            check_key(settings)
+        self._replay = backend_for(settings.model).open(settings, own_completion=completion is not None)
         self._cap_stop: CapReached | None = None  # a cap cut a call's retries short: stop after recording it
-
-    def _local_server(self):
-        from generator.llm.local_server import server_for
-
-        loc = self.settings.local
-        return server_for(self.settings.model, loc.threads, loc.context, loc.startup_timeout)
 
     def reserve(self, messages: list[dict], ref: str | None = None) -> Usage:
         """Hold the worst case of one call (a full-length reply) against the caps until it completes.
@@ -309,10 +197,8 @@ class LLMClient:
             return self
         twin = copy.copy(self)  # shallow: usage, holds, locks, recorded answers and the id counter are shared
         twin.settings = self.settings.model_copy(update={"model": model})
-        if model.startswith("synth/") and self._replay is None:
-            import generator.llm.synth
-
-            generator.llm.synth.register()
+        if self._replay is None:  # a twin asks its own model (synth/ registers its provider)
+            backend_for(model).open(twin.settings, own_completion=True)
         return twin
 
     def _replayed(self, messages, purpose, ref, phash) -> Exchange:
@@ -398,9 +284,7 @@ class LLMClient:
         )
         if s.api_base:
             kw["api_base"] = s.api_base
-        if s.model.startswith("local/"):  # our own llama.cpp server, OpenAI-compatible, on loopback
-            server = self._local_server()
-            kw.update(model=f"openai/{server.model.alias}", api_base=server.api_base, api_key="local-no-key")
+        kw = backend_for(s.model).request(s, kw)  # local/: our own llama.cpp server, OpenAI-compatible, on loopback
         if seed is not None:
             kw["seed"] = seed
         kw.update(s.params)
@@ -478,8 +362,3 @@ class LLMClient:
         # on top of what earlier timed-out attempts of this call were estimated to cost
         ex.prompt_tokens += prompt
         ex.cost_usd += float(cost or 0.0)
-
-
-def replay_source(model: str) -> Path | None:
-    """The run directory a `replay/RUN_DIR` model string points at (None for other models)."""
-    return Path(model.split("/", 1)[1]) if model.startswith("replay/") else None

@@ -1,8 +1,6 @@
 """Sandbox: untrusted optimizer code in an isolated process; the oracle stays on this side.
 
-Static checks, the host and child processes, the operating-system walls. Imports `tasks` and
-`scoring`; never the LLM, the live GPU layer or the loop (live tasks hand in an oracle factory).
+The host and child processes, their wire messages (wire.py), the operating-system walls. Imports `tasks`,
+`scoring` and `candidate` (the static checks live there); never the LLM, the live GPU layer or the loop
+(live tasks hand in an oracle factory).
 """
-
-from generator.sandbox.jobs import Job, JobOutcome, SandboxConfig  # noqa: F401
-from generator.sandbox.pool import run_job  # noqa: F401

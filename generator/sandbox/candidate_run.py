@@ -20,6 +20,7 @@ from generator.sandbox import refusals
 from generator.sandbox.candidate_names import OptAlg as LocalOptAlg
 from generator.sandbox.candidate_names import StopCriterionReached  # ours; fused with Kernel Tuner's when it is loaded
 from generator.sandbox.streams import ANSWER, FRAME, read_exact, read_seeds, send_json
+from generator.sandbox.wire import Answer, Request, RunEvent
 
 CANDIDATE_FILE = "<candidate>"
 
@@ -80,10 +81,10 @@ class CostFunction:
             if value is not None:
                 self._local_call()
                 return value
-            os.write(self._req, self._told_calls() + FRAME.pack(b"E", row))
+            os.write(self._req, self._told_calls() + FRAME.pack(Request.EVALUATE, row))
             kind, value, fraction = ANSWER.unpack(read_exact(self._resp, ANSWER.size))
             self.budget_spent_fraction = fraction
-            if kind == b"S":
+            if kind == Answer.STOP:
                 self._stopped = True
                 self._raise_stop()
             self._seen[row] = value
@@ -125,7 +126,7 @@ class CostFunction:
         self._lock.acquire(timeout=2.0)  # a thread waiting for its answer gets it first
 
 
-_LOCAL_CALL = FRAME.pack(b"L", 0)
+_LOCAL_CALL = FRAME.pack(Request.LOCAL, 0)
 LOCAL_BATCH = 256
 
 
@@ -157,7 +158,7 @@ def describe_error(exc: BaseException, stage: str, source_lines: list[str], memo
     # the frames as (line number, function name): the evaluator renders the traceback from them and its
     # own copy of the source (render_traceback), so no text of the candidate's can start a line there
     return {
-        "t": "error",
+        "t": RunEvent.ERROR,
         "kind": kind,
         "message": message[:600],
         "line": line,
@@ -257,7 +258,7 @@ def _flush() -> None:
 def _finish(req_fd: int, told_calls: bytes = b"") -> None:
     _flush()
     try:
-        os.write(req_fd, told_calls + FRAME.pack(b"D", 0))
+        os.write(req_fd, told_calls + FRAME.pack(Request.DONE, 0))
     except BaseException:
         pass
     os._exit(0)  # do not wait for threads the candidate left running

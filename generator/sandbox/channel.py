@@ -14,6 +14,7 @@ import selectors
 import socket
 
 from generator.sandbox.streams import FRAME, MAX_JSON, seed_message
+from generator.sandbox.wire import Command, Request
 
 
 class ProtocolError(Exception):
@@ -40,7 +41,7 @@ class RunChannel:
     def hand_over(self, ctl: socket.socket) -> None:
         """Send the run's ends to the sandbox host with its start command, then drop our copies."""
         try:
-            socket.send_fds(ctl, [b"R"], self._run_ends)
+            socket.send_fds(ctl, [Command.RUN], self._run_ends)
         except OSError:
             pass  # the host died; the evaluator's loop reports it
         finally:
@@ -60,7 +61,7 @@ class RunChannel:
         buf, out, pos = self.buf + data, [], 0
         while len(buf) - pos >= FRAME.size:
             kind, arg = FRAME.unpack_from(buf, pos)
-            if kind != b"J":
+            if kind != Request.JSON:
                 out.append((kind, arg, None))
                 pos += FRAME.size
                 continue

@@ -28,6 +28,7 @@ from generator.sandbox.candidate_run import run_candidate
 from generator.sandbox.root_fs import enter_allowlist_root
 from generator.sandbox.streams import read_exact, send_json
 from generator.sandbox.syscall_filter import cap_ipc, install_filter, join_fresh_keyring
+from generator.sandbox.wire import Command, HostEvent, RunEvent
 
 _VIEW = "refused: not a host"  # how the host's view of the installation was made (view.enter_view)
 
@@ -59,7 +60,7 @@ def _run_process(job: dict, k: int, space, fds: dict, uid: int, nproc_base: int,
     join_fresh_keyring(prot)
     _close_fds_except({0, 1, 2, fds["req"], fds["resp"]})
     install_filter(prot)  # last: the set-up above needs some of the calls it refuses
-    send_json(fds["req"], {"t": "start", "k": k, "protections": prot.to_dict()})
+    send_json(fds["req"], {"t": RunEvent.START, "k": k, "protections": prot.to_dict()})
     run_candidate(job, k, space, fds["req"], fds["resp"])
 
 
@@ -93,7 +94,7 @@ def _close_fds_except(keep: set[int]) -> None:
 def setup_failed(req_fd: int, exc: BaseException) -> None:
     """Trusted set-up code failed before the candidate ran: tell the evaluator (not the candidate's fault)."""
     try:
-        send_json(req_fd, {"t": "setup-error", "message": f"{type(exc).__name__}: {exc}"[:600]})
+        send_json(req_fd, {"t": RunEvent.SETUP_ERROR, "message": f"{type(exc).__name__}: {exc}"[:600]})
     finally:
         os._exit(70)
 
@@ -187,14 +188,14 @@ def main() -> None:
             import generator.scoring.seeding  # noqa: F401 - before the walls: runs cannot import the project
         mine = {i: _prepared(spaces, key, spec) for i, (key, spec) in job["specs"].items()}
         job["rows"] = {i: rows for i, (_, rows) in mine.items()}
-        send_json(ctl_out, {"t": "ready"})
+        send_json(ctl_out, {"t": HostEvent.READY})
         for k, (ti, _repeat, _seed) in enumerate(job["runs"]):
             command, channel = _read_command(ctl_in)
-            if command != b"R" or len(channel) != 2:
+            if command != Command.RUN or len(channel) != 2:
                 break  # "A": the candidate failed, skip its other runs
             status, guard = _run_guarded(job, k, mine[ti][0], {"req": channel[0], "resp": channel[1]}, ctl_in, ctl_out)
-            send_json(ctl_out, {"t": "exited", "k": k, "status": status})
-        send_json(ctl_out, {"t": "idle"})
+            send_json(ctl_out, {"t": HostEvent.EXITED, "k": k, "status": status})
+        send_json(ctl_out, {"t": HostEvent.IDLE})
 
 
 def _read_command(fd: int) -> tuple[bytes, list[int]]:
@@ -258,7 +259,7 @@ def _run_guarded(job: dict, k: int, space, fds: dict, ctl_in: int, ctl_out: int)
     status = None
     try:
         (run_pid,) = struct.unpack("<i", read_exact(rd, 4))
-        send_json(ctl_out, {"t": "began", "k": k, "guard": pid, "run": run_pid})
+        send_json(ctl_out, {"t": HostEvent.BEGAN, "k": k, "guard": pid, "run": run_pid})
         while True:
             ready, _, _ = select.select([rd, ctl_in], [], [])
             if ctl_in in ready:  # nothing is sent during a run: this is end of file

@@ -30,7 +30,6 @@ import time
 
 from generator.sandbox import isolation
 from generator.sandbox.candidate_names import preimports
-from generator.sandbox.candidate_run import render_traceback
 from generator.sandbox.channel import ProtocolError, RunChannel
 from generator.sandbox.jobs import (
     Job,
@@ -41,8 +40,11 @@ from generator.sandbox.jobs import (
     default_hidden_paths,
     interpreter_paths,
 )
+from generator.sandbox.run_errors import error_from_child, run_error, status_error, timeout_message
+from generator.sandbox.state import JobState, RunState
 from generator.sandbox.streams import ANSWER, FRAME, OutputTail, spec_key, write_all
-from generator.scoring.fitness import ERROR_KINDS, CandidateError
+from generator.sandbox.wire import Answer, Command, HostEvent, Request, RunEvent
+from generator.scoring.fitness import CandidateError
 from generator.scoring.oracle import Oracle, StopCriterionReached
 
 _BOOT = "import sys; from generator.sandbox.child import main; main()"
@@ -66,7 +68,8 @@ class Host:
         self.reusable = False
         self.ctl_buf = b""
         self.channel: RunChannel | None = None  # the run in progress's own pipes
-        self.pids: dict = {}
+        self.pids: dict = {}  # the run in progress's processes: "guard", "run", and "pidfd" where there is one
+        self.state: JobState | None = None  # the job being served (made fresh by each serve())
         self._spawn()
 
     # ---------------------------------------------------------------- process management
@@ -144,18 +147,14 @@ class Host:
         """Run the job's runs; returns their traces (from our Oracle) or the first error."""
         from generator.tasks.space import SearchSpace
 
-        self.job, self.cfg = job, job.config
         self.reusable = False  # until this job ends cleanly: an exception out of here never pools the host
-        self.spaces = [SearchSpace(t.space) for t in job.tasks]
-        self.t0 = time.monotonic()
-        self.output = OutputTail(self.cfg.output_kb * 512)
-        self.runs: list[RunOutcome] = []
-        self.k = 0  # the run in progress (index into job.runs)
-        self.oracle, self.run_state, self.pids = None, {}, {}
-        self.ready = self.idle = self.host_gone = self.running = False
-        self.deadline = self.t0 + self.cfg.startup_s
+        t0 = time.monotonic()
+        spaces = [SearchSpace(t.space) for t in job.tasks]
+        self.state = js = JobState(job, job.config, spaces, OutputTail(job.config.output_kb * 512), t0, t0)
+        js.deadline = js.t0 + js.cfg.startup_s
+        self.pids = {}
         self._send(self._payload())
-        self.sel = sel = selectors.DefaultSelector()
+        js.sel = sel = selectors.DefaultSelector()
         for fd in (self.ctl_up, self.out):
             sel.register(fd, selectors.EVENT_READ)
         error = None
@@ -172,20 +171,20 @@ class Host:
         finally:
             self._close_channel()
             sel.close()
-        if not self.idle:
+        if not js.idle:
             self.kill()
         self.reusable = (
-            self.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces") for r in self.runs)
+            js.idle and self.alive() and all(r.protections.get("held", {}).get("namespaces") for r in js.runs)
         )
-        self.output.drain(self.out)
-        return JobOutcome(self.runs, error, self.output.text(), time.monotonic() - self.t0)
+        js.output.drain(self.out)
+        return JobOutcome(js.runs, error, js.output.text(), time.monotonic() - js.t0)
 
     def _loop(self, sel) -> CandidateError | None:
-        error = None
+        js, error = self.state, None
         turn = time.monotonic()
-        while not self.idle:
+        while not js.idle:
             turn = self._forgive_stall(turn)
-            remaining = self.deadline - time.monotonic()
+            remaining = js.deadline - time.monotonic()
             if remaining <= 0:
                 if self._end_spent_run():
                     continue
@@ -194,15 +193,15 @@ class Host:
                 if self.channel is not None and key.fd == self.channel.req:
                     self._on_request()
                 elif key.fd == self.out:
-                    self.output.read(self.out, sel)
+                    js.output.read(self.out, sel)
                 elif key.fd == self.ctl_up:
                     self._on_control()
                 # else: a run's request pipe that an earlier event of this batch closed (its run ended);
                 # reading the control pipe for it would block with nothing to read
 
-            if error is None and self.runs and self.runs[-1].error is not None:
-                error = self.runs[-1].error  # the host is told to stop; wait for it to say idle
-            if self.host_gone and not self.idle:
+            if error is None and js.runs and js.runs[-1].error is not None:
+                error = js.runs[-1].error  # the host is told to stop; wait for it to say idle
+            if js.host_gone and not js.idle:
                 return error or self._error("killed", "the sandbox host process was killed")
         return error
 
@@ -212,11 +211,11 @@ class Host:
         now = time.monotonic()
         stalled = now - last_turn - TICK_S  # a loop turn lasts at most TICK_S plus the answers it sends
         if stalled > STALL_S:
-            self.deadline += stalled
+            self.state.deadline += stalled
         return now
 
     def _payload(self) -> dict:
-        job, cfg = self.job, self.cfg
+        job, cfg = self.state.job, self.state.cfg
         limits = isolation.Limits(
             cpu_s=int(cfg.timeout_s) + 5, memory_mb=cfg.memory_mb, nproc=cfg.nproc, file_mb=cfg.file_mb
         )
@@ -247,7 +246,7 @@ class Host:
         except BrokenPipeError:
             pass  # the host died; the loop reports it
 
-    def _command(self, cmd: bytes) -> None:
+    def _command(self, cmd: Command) -> None:
         try:
             os.write(self.ctl_down, cmd)
         except BrokenPipeError:
@@ -255,12 +254,12 @@ class Host:
 
     # ---------------------------------------------------------------- messages from the host
     def _on_control(self) -> None:
-        data = os.read(self.ctl_up, 65536)
+        js, data = self.state, os.read(self.ctl_up, 65536)
         if not data:
-            if not self.ready:
-                raise SandboxError(f"the sandbox host died while starting: {self.output.text()[-800:]!s}")
-            self.host_gone = True
-            if self.running:
+            if not js.ready:
+                raise SandboxError(f"the sandbox host died while starting: {js.output.text()[-800:]!s}")
+            js.host_gone = True
+            if js.running:
                 self._pump_requests()
                 self._finish_run(None)  # host gone mid-run: the run cannot have ended cleanly
             return
@@ -274,36 +273,37 @@ class Host:
             self._on_host_message(msg)
 
     def _on_host_message(self, msg: dict) -> None:
-        kind = msg["t"]
-        if kind == "ready":
-            self.ready = True
+        js, kind = self.state, msg["t"]
+        if kind == HostEvent.READY:
+            js.ready = True
             self._next_run()
-        elif kind == "began" and msg["k"] == self.k:
+        elif kind == HostEvent.BEGAN and msg["k"] == js.k:
             self.pids = {"guard": msg["guard"], "run": msg["run"]}
             try:  # a handle on the run process that cannot be confused with a reused pid
                 self.pids["pidfd"] = os.pidfd_open(msg["run"])
             except (OSError, AttributeError):
                 pass
-        elif kind == "exited" and msg["k"] == self.k:
+        elif kind == HostEvent.EXITED and msg["k"] == js.k:
             self._pump_requests()  # the run's last frames ("done", an error) are still in the pipe
             self._finish_run(msg["status"])
-            if self.k < len(self.job.runs):
-                if self.runs[-1].error is None:
+            if js.k < len(js.job.runs):
+                if js.runs[-1].error is None:
                     self._next_run()
                 else:
-                    self._command(b"A")  # skip the remaining runs: the candidate has failed
-            self.deadline = time.monotonic() + self.cfg.timeout_s
-        elif kind == "idle":
-            self.idle = True
+                    self._command(Command.ABORT)  # skip the remaining runs: the candidate has failed
+            js.deadline = time.monotonic() + js.cfg.timeout_s
+        elif kind == HostEvent.IDLE:
+            js.idle = True
 
     def _next_run(self) -> None:
-        self.running = True
+        js = self.state
+        js.running = True
         self._close_channel()
-        seeds = self.job.seeds.get(tuple(self.job.runs[self.k][:2]))
+        seeds = js.job.seeds.get(tuple(js.job.runs[js.k][:2]))
         # its own pipes: nothing of an earlier run is in them; its seeds (evaluation order) are the first answer
-        self.channel = RunChannel(self.sel, seeds.rows if seeds is not None else ())
+        self.channel = RunChannel(js.sel, seeds.rows if seeds is not None else ())
         self.channel.hand_over(self.ctl_sock)
-        self.deadline = time.monotonic() + self.cfg.timeout_s
+        js.deadline = time.monotonic() + js.cfg.timeout_s
 
     # ---------------------------------------------------------------- requests from the run
     def _pump_requests(self) -> None:
@@ -315,15 +315,15 @@ class Host:
         if frames is None:
             return False
         for kind, arg, payload in frames:
-            if kind == b"E":
+            if kind == Request.EVALUATE:
                 self._answer_row(arg)
-            elif kind == b"L":
+            elif kind == Request.LOCAL:
                 self._require_run()
-                self.oracle.calls += 1  # a revisit or invalid configuration, answered in the run: free, counted
-            elif kind == b"J":
+                self.state.oracle.calls += 1  # a revisit or invalid configuration, answered in the run: free, counted
+            elif kind == Request.JSON:
                 self._on_json(payload)
-            elif kind == b"D":
-                self._require_run().update(done=True)  # its number is the run's claim: not a figure we record
+            elif kind == Request.DONE:
+                self._require_run().done = True  # its number is the run's claim: not a figure we record
             else:
                 raise ProtocolError(f"unknown message type {kind!r}")
         return True
@@ -333,26 +333,28 @@ class Host:
             self.channel.close()
             self.channel = None
 
-    def _require_run(self) -> dict:
-        st = self.run_state
-        if not st.get("started") or st.get("done") or st.get("error"):
+    def _require_run(self) -> RunState:
+        st = self.state.run
+        if not st.started or st.done or st.error:
             raise ProtocolError("a request outside a running optimizer call")
         return st
 
     def _answer_row(self, row: int) -> None:
-        if self.oracle is None or self.run_state.get("done") or self.run_state.get("error"):
+        js = self.state
+        st, oracle = js.run, js.oracle
+        if oracle is None or st.done or st.error:
             raise ProtocolError("a request outside a running optimizer call")
-        if not 0 <= row < self.n_rows:
+        if not 0 <= row < js.n_rows:
             raise ProtocolError(f"row {row} out of range")
-        self.run_state["answered"] = self.run_state.get("answered", 0) + 1
+        st.answered += 1
         try:
-            value = self.oracle.call_row(row)
-            frame = ANSWER.pack(b"V", value, self.oracle.budget_spent_fraction)
+            value = oracle.call_row(row)
+            frame = ANSWER.pack(Answer.VALUE, value, oracle.budget_spent_fraction)
         except StopCriterionReached:
-            frame = ANSWER.pack(b"S", 0.0, self.oracle.budget_spent_fraction)
-            if not self.run_state.get("stopped"):
-                self.run_state["stopped"] = True
-                self.deadline = min(self.deadline, time.monotonic() + STOP_GRACE_S)
+            frame = ANSWER.pack(Answer.STOP, 0.0, oracle.budget_spent_fraction)
+            if not st.stopped:
+                st.stopped = True
+                js.deadline = min(js.deadline, time.monotonic() + STOP_GRACE_S)
         self.channel.answer(frame)
 
     def _on_json(self, raw: bytes) -> None:
@@ -361,107 +363,73 @@ class Host:
             kind = msg["t"]
         except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: JSON nested thousands deep
             raise ProtocolError("malformed message") from None
-        if kind == "start":
-            if self.run_state or msg.get("k") != self.k:
+        js = self.state
+        if kind == RunEvent.START:
+            if js.run.started or msg.get("k") != js.k:
                 raise ProtocolError("unexpected run start")
-            ti = self.job.runs[self.k][0]
-            make_oracle = self.job.oracle_factory or Oracle
-            self.oracle = make_oracle(self.job.tasks[ti], self.job.budgets[ti], self.spaces[ti])
-            seeds = self.job.seeds.get(tuple(self.job.runs[self.k][:2]))
+            ti = js.job.runs[js.k][0]
+            make_oracle = js.job.oracle_factory or Oracle
+            js.oracle = make_oracle(js.job.tasks[ti], js.job.budgets[ti], js.spaces[ti])
+            seeds = js.job.seeds.get(tuple(js.job.runs[js.k][:2]))
             if seeds is not None:  # the LLM's proposals were evaluated first (generator.scoring.seeding)
-                seeds.charge(self.oracle)
-            self.n_rows = self.spaces[ti].size
-            self.run_state = {"started": True, "t": time.monotonic(), "protections": msg.get("protections", {})}
-        elif kind == "error":
-            self._require_run()["error"] = self._error_from_child(msg)
-        elif kind == "setup-error":
-            if self.run_state:  # after "start" only the candidate can have written it
+                seeds.charge(js.oracle)
+            js.n_rows = js.spaces[ti].size
+            js.run = RunState(started=True, t=time.monotonic(), protections=msg.get("protections", {}))
+        elif kind == RunEvent.ERROR:
+            self._require_run().error = error_from_child(js.job, js.k, msg)
+        elif kind == RunEvent.SETUP_ERROR:
+            if js.run.started:  # after "start" only the candidate can have written it
                 raise ProtocolError("forged set-up message")
             raise SandboxError(
-                f"the sandbox could not set up run {self.k}: {str(msg.get('message'))[:300]}; "
+                f"the sandbox could not set up run {js.k}: {str(msg.get('message'))[:300]}; "
                 "try SandboxConfig(isolate=False) and report the message"
             )
         else:
             raise ProtocolError(f"unknown message {kind!r}")
 
     def _finish_run(self, status) -> None:
-        st = self.run_state
-        ti, repeat, _ = self.job.runs[self.k]
-        error = st.get("error")
-        if error is None and not st.get("done") and not st.get("ended"):
-            error = self._error(*self._status_error(status))
-        trace = self.oracle.trace() if (self.oracle is not None and error is None) else None
-        wall = time.monotonic() - st.get("t", time.monotonic())
-        self.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.get("protections", {}), bool(st.get("cut"))))
-        self.k += 1
-        self.running = False
+        js = self.state
+        st = js.run
+        ti, repeat, _ = js.job.runs[js.k]
+        error = st.error
+        if error is None and not st.done and not st.ended:
+            error = self._error(*status_error(status, js.cfg))
+        trace = js.oracle.trace() if (js.oracle is not None and error is None) else None
+        wall = time.monotonic() - st.t if st.started else 0.0
+        js.runs.append(RunOutcome(ti, repeat, trace, error, wall, st.protections, st.cut))
+        js.k += 1
+        js.running = False
         if "pidfd" in self.pids:
             os.close(self.pids["pidfd"])
-        self.run_state, self.oracle, self.pids = {}, None, {}
+        js.run, js.oracle, self.pids = RunState(), None, {}
         self._close_channel()
 
     def _end_spent_run(self) -> bool:
         """At the deadline: end a run whose budget is spent but which has not returned, or (cut_slow_runs)
         one that has evaluated something; it is scored on its trace. True if one was ended."""
-        st = self.run_state
-        cut = not st.get("stopped") and self.cfg.cut_slow_runs and st.get("answered", 0) > 0
-        if not (st.get("stopped") or cut) or st.get("ended") or st.get("error") or not self.pids.get("run"):
+        js = self.state
+        st = js.run
+        cut = not st.stopped and js.cfg.cut_slow_runs and st.answered > 0
+        if not (st.stopped or cut) or st.ended or st.error or not self.pids.get("run"):
             return False
-        st["ended"], st["cut"] = True, cut  # by us: finished, not killed
+        st.ended, st.cut = True, cut  # by us: finished, not killed
         try:
             os.kill(self.pids["run"], signal.SIGKILL)  # PID 1 of its namespace: its whole tree goes
         except OSError:
             pass
-        self.deadline = time.monotonic() + self.cfg.timeout_s  # for the host's "exited" report
+        js.deadline = time.monotonic() + js.cfg.timeout_s  # for the host's "exited" report
         return True
 
-    # ---------------------------------------------------------------- errors
+    # ---------------------------------------------------------------- errors (wording: sandbox.run_errors)
     def _error(self, kind: str, message: str, **kw) -> CandidateError:
-        ti, repeat, _ = self.job.runs[min(self.k, len(self.job.runs) - 1)]
-        return CandidateError(kind, message, task=self.job.tasks[ti].name, repeat=repeat, **kw)
-
-    def _error_from_child(self, msg: dict) -> CandidateError:
-        kind = msg.get("kind") if msg.get("kind") in ERROR_KINDS else "exception"
-        lineno = msg.get("lineno") if isinstance(msg.get("lineno"), int) else None
-        line = msg.get("line") if isinstance(msg.get("line"), str) else None
-        tb = render_traceback(msg.get("frames"), self.job.source, msg.get("last"))
-        return self._error(kind, str(msg.get("message", ""))[:600], traceback=tb, line=line, lineno=lineno)
+        return run_error(self.state.job, self.state.k, kind, message, **kw)
 
     def _timeout_error(self) -> CandidateError:
-        if not self.ready:
+        js = self.state
+        if not js.ready:
             self.kill()
             raise SandboxError(
-                f"the sandbox host did not start within {self.cfg.startup_s:g} s "
-                f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {self.output.text()[-400:]}"
+                f"the sandbox host did not start within {js.cfg.startup_s:g} s "
+                f"(machine overloaded?); raise SandboxConfig.startup_s. Output: {js.output.text()[-400:]}"
             )
-        if not self.run_state.get("answered"):
-            return self._error(
-                "timeout",
-                f"the run did not evaluate anything within {self.cfg.timeout_s:g} s of "
-                "wall-clock time; call func early, and keep the work per evaluation small",
-            )
-        return self._error(
-            "timeout",
-            f"the run did not finish within {self.cfg.timeout_s:g} s of wall-clock time; "
-            "stop when func raises StopCriterionReached or budget_spent_fraction reaches 1, "
-            "and keep the work per evaluation small",
-        )
-
-    def _status_error(self, status) -> tuple[str, str]:
-        if status is None or status < 0:
-            return "killed", "the candidate's process tree was killed before the run ended"
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            if sig == signal.SIGXCPU:
-                return "timeout", f"the run used more than its CPU-time limit ({int(self.cfg.timeout_s) + 5} s)"
-            if sig == signal.SIGXFSZ:
-                return "killed", f"the run wrote a file larger than {self.cfg.file_mb} MiB"
-            if sig == signal.SIGKILL:
-                return "killed", "the run was killed by SIGKILL (the kernel's out-of-memory killer, or a kill signal)"
-            return "killed", f"the run crashed with {name} (a native crash, e.g. through ctypes or a C extension)"
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-        return "killed", (
-            f"the candidate's process exited (status {code}) before its __call__ returned "
-            "(os._exit, or sys.exit in a thread); return from __call__ instead"
-        )
+        return self._error("timeout", timeout_message(js.cfg, js.run.answered))

@@ -1,16 +1,16 @@
 """Bytes between the evaluating process, a sandbox host and its runs: frames, captured output, space keys.
 
-Wire format (little endian). run -> evaluator, on the run's own request pipe: 5-byte frames, a
-type byte and an int32: b"E" row (evaluate a valid configuration by its row), b"L" (a call answered
-in the run process: a revisit or a configuration outside the space; the evaluator counts it),
-b"D" (run finished; its int is ignored: figures come from the evaluator's own counts), b"J" n
-followed by n bytes of JSON (start / error).
+Wire format (little endian; the type bytes and JSON kinds are named in `sandbox.wire`). run -> evaluator,
+on the run's own request pipe: 5-byte frames, a `Request` type byte and an int32: EVALUATE row (evaluate a
+valid configuration by its row), LOCAL (a call answered in the run process: a revisit or a configuration
+outside the space; the evaluator counts it), DONE (run finished; its int is ignored: figures come from the
+evaluator's own counts), JSON n followed by n bytes of JSON (a `RunEvent`: start / error / setup-error).
 evaluator -> run, on the run's own response pipe: first the run's seed rows (int32 n, then n int64
-rows in the order they were evaluated; n = 0 outside hybrid runs), then 17-byte frames b"V"|b"S", float64 value, float64
-budget_spent_fraction ("S" = stop: the budget is spent). evaluator -> host, on a unix socket: the
-pickled job, then b"R" (start the next run; its two pipe ends ride along as SCM_RIGHTS) or b"A"
-(skip the rest). host -> evaluator, on the control pipe: b"J" n JSON frames only (ready / began run
-k with pids / run k exited with status).
+rows in the order they were evaluated; n = 0 outside hybrid runs), then 17-byte `Answer` frames VALUE|STOP,
+float64 value, float64 budget_spent_fraction (STOP: the budget is spent). evaluator -> host, on a unix
+socket: the pickled job, then `Command.RUN` (start the next run; its two pipe ends ride along as
+SCM_RIGHTS) or `Command.ABORT` (skip the rest). host -> evaluator, on the control pipe: JSON frames only
+(a `HostEvent`: ready / began run k with pids / run k exited with status / idle).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import json
 import os
 import struct
 import weakref
+
+from generator.sandbox.wire import Request
 
 FRAME = struct.Struct("<ci")
 ANSWER = struct.Struct("<cdd")
@@ -100,7 +102,7 @@ def spec_key(spec) -> str:
 
 def send_json(fd: int, obj) -> None:
     data = json.dumps(obj, default=repr).encode()
-    write_all(fd, FRAME.pack(b"J", len(data)) + data)
+    write_all(fd, FRAME.pack(Request.JSON, len(data)) + data)
 
 
 def read_exact(fd: int, n: int) -> bytes:

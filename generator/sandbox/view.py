@@ -38,6 +38,7 @@ import sysconfig
 import time
 from importlib import metadata
 
+from generator.candidate.source import ALLOWED_IMPORTS
 from generator.sandbox.isolation import (
     CLONE_NEWNS,
     CLONE_NEWUSER,
@@ -51,7 +52,6 @@ from generator.sandbox.isolation import (
     libc,
     mount,
 )
-from generator.sandbox.optimizer_source import ALLOWED_IMPORTS
 
 # What a candidate may import beside the standard library (ALLOWED_IMPORTS: numpy, scipy and Kernel Tuner, a
 # strategy's `kernel_tuner.util` and `strategies.common`; their distributions have the same names), with the

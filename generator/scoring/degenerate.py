@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from generator.scoring.score import CUTOFF_END, score_basis
+from generator.scoring.basis import CUTOFF_END, score_basis
 from generator.tasks.cache import Task
 from generator.tasks.cache_sanity import TaskWarning
 

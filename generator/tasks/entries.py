@@ -4,22 +4,22 @@ An entry is one of
 - `hub:APP/GPU` (one benchmark-hub space) or `hub:APP` (all GPUs of an app);
 - `problem:NAME` or `problem:NAME/GPU` (a problem Tunesmith ships, problems/NAME/problem.toml), or
   `problem:PATH/problem.toml` (any problem file, e.g. the one `tunesmith template` writes);
-- `live:PROBLEM[,fevals=N][,seconds=S][,device=I][,gpu=L]` (the kernel tuned for real; the live
-  room registers this source, see `register_source`);
+- `live:PROBLEM[,fevals=N][,seconds=S][,device=I][,gpu=L]` (the kernel tuned for real, by the live room);
 - a path: a benchmark-hub directory (all its spaces), a problem.toml or problem folder, a folder
   of problems or of cache files, a T1 kernel file (kernels/APP.json: all caches of that app), or
   a Kernel Tuner cache file (inside a hub layout it gets its app's restrictions).
-`load_entry` dispatches each kind to one small source function; a bad entry is reported by
+The prefixed kinds are task sources named in the registry (`generator.registry`, "task_source"; the
+interface is `generator.tasks.sources.TaskSource`), loaded when an entry needs one; paths are the built-in
+fallback. `load_entry` dispatches each kind to one small source function; a bad entry is reported by
 `_no_source` alone. Relative paths in a campaign file are tried against the current directory,
 then against the campaign file's folder (`resolve_paths`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from generator import registry
 from generator.config import CampaignConfig, ConfigError, TasksConfig, hub_dir
 from generator.errors import TunesmithError
 from generator.tasks.cache import Task, TaskError, _read_json, load_cache_task, read_t1_restrictions
@@ -29,27 +29,10 @@ ENTRY_KINDS = "a cache file, a hub directory, 'hub:APP/GPU', 'problem:NAME' or '
 _LOADED: dict[tuple, list[Task]] = {}
 
 
-@dataclass(frozen=True)
-class Source:
-    """A kind of entry that a room above this one knows how to load (the live room: `live:`)."""
-
-    load: Callable[[str, Path | None], list[Task]]  # entry, base folder -> Tasks
-    resolve: Callable[[str, Path | None], str]  # entry, base folder -> canonical entry, checked (device present)
-
-
-_SOURCES: dict[str, Source] = {}
-
-
-def register_source(prefix: str, source: Source) -> None:
-    """Let entries starting with `prefix` be loaded by `source` (called by the room that owns them)."""
-    _SOURCES[prefix] = source
-
-
-def _registered(entry: str) -> Source | None:
-    prefix = entry.split(":", 1)[0] + ":"
-    if prefix not in _SOURCES and prefix == "live:":
-        raise TaskError(f"{entry!r}: live tasks are loaded by generator.live; import it before resolving this entry")
-    return _SOURCES.get(prefix)
+def _source(entry: str):
+    """The registered TaskSource of an entry `NAME:REST` (None: not a registered name; then it is a path)."""
+    name = entry.split(":", 1)[0]
+    return registry.load("task_source", name) if name in registry.names("task_source") else None
 
 
 # ---------------------------------------------------------------------------- the resolver
@@ -58,13 +41,9 @@ def _registered(entry: str) -> Source | None:
 def load_entry(entry, hub: Path | None = None, base: Path | None = None) -> list[Task]:
     """The Tasks one entry names (see the module docstring for the kinds of entry)."""
     if isinstance(entry, str) and ":" in entry.split("/", 1)[0]:
-        source = _registered(entry)
+        source = _source(entry)
         if source is not None:
-            return source.load(entry, base)
-        if entry.startswith("hub:"):
-            return _hub_entry(Path(hub) if hub is not None else hub_dir(), entry[4:])
-        if entry.startswith("problem:"):
-            return _problem_entry(entry[8:])
+            return source.load(entry, hub, base)
     return _path_entry(Path(entry))
 
 
@@ -207,6 +186,35 @@ def _problem_entry(spec: str) -> list[Task]:
     return load_problem_tasks(path, [gpu] if gpu else None)
 
 
+class _HubSource:
+    """`hub:APP/GPU` or `hub:APP`: spaces of the benchmark hub (the campaign's `tasks.hub`, or the default)."""
+
+    def load(self, entry: str, hub: Path | None = None, base: Path | None = None) -> list[Task]:
+        return _hub_entry(Path(hub) if hub is not None else hub_dir(), entry[4:])
+
+    def resolve(self, entry: str, base: Path) -> str:
+        return entry  # found in the hub when loaded; the hub itself is resolved with the campaign's paths
+
+
+class _ProblemSource:
+    """`problem:NAME[/GPU]` (a problem Tunesmith ships) or `problem:PATH/problem.toml` (any problem file)."""
+
+    def load(self, entry: str, hub: Path | None = None, base: Path | None = None) -> list[Task]:
+        return _problem_entry(entry[8:])
+
+    def resolve(self, entry: str, base: Path) -> str:
+        if not entry.endswith(".toml"):
+            return entry
+        found = _find(entry[8:], base)  # a problem file's path, found as paths are
+        if found is None:
+            raise TaskError(f"{entry!r} not found ({_looked_in(entry[8:], base)}); give the path of a problem.toml")
+        return f"problem:{found}"
+
+
+HUB_SOURCE = _HubSource()
+PROBLEM_SOURCE = _ProblemSource()
+
+
 def _is_t4(cache: Path) -> bool:
     # <GPU>_T4 files hold the same measurements in T4 format; the plain cache suffices
     return cache.name.split(".")[0].endswith("_T4")
@@ -303,21 +311,12 @@ def resolve_paths(cfg: CampaignConfig, base: Path) -> tuple[CampaignConfig, dict
 
 def _resolved(entry: str, where: str, base: Path) -> str:
     """One campaign entry made absolute, and checked where checking is cheap (a live task's device)."""
-    source = _registered(entry) if ":" in entry.split("/", 1)[0] else None
+    source = _source(entry) if ":" in entry.split("/", 1)[0] else None
     if source is not None:  # checked (syntax, problem, device) before the run starts
         try:
             return source.resolve(entry, base)
         except TunesmithError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-    if entry.startswith("problem:") and entry.endswith(".toml"):  # a problem file's path, found as paths are
-        found = _find(entry[8:], base)
-        if found is None:
-            raise ConfigError(
-                f"{where}: {entry!r} not found ({_looked_in(entry[8:], base)}); give the path of a problem.toml"
-            )
-        return f"problem:{found}"
-    if entry.startswith(("hub:", "problem:")):
-        return entry
     found = _find(entry, base)
     if found is None:
         raise ConfigError(f"{where}: {entry!r} not found ({_looked_in(entry, base)}); give {ENTRY_KINDS}")

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import optuna
 
-import generator.live  # noqa: F401  (registers the live: task source with the resolver)
 from generator.archive import Archive
-from generator.sandbox.optimizer_source import parse_optimizer
+from generator.candidate.source import parse_optimizer
 from generator.tuning.recovery import OWNER, claim, interrupted, owner_words, quiet_interrupts, recover, same_retry
 from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
 from generator.tuning.storage import (
@@ -87,7 +86,7 @@ def distributions(hyperparameters: dict, origin: str = "candidate") -> dict:
     "log" is a float searched on a log scale; int and float also take `"log": true` and `"step"`.
     """
     dists = {}
-    from generator.sandbox.checks import hyperparameter_values_problem
+    from generator.candidate.checks import hyperparameter_values_problem
 
     for name, spec in hyperparameters.items():
         problem = hyperparameter_values_problem(name, spec) if isinstance(spec, dict) else None
@@ -225,7 +224,7 @@ def make_objective(source: str, dists: dict, train_tasks: list, settings: HpoSet
             return float("nan")
         params = {name: suggest(trial, name, dist) for name, dist in dists.items()}
         if settings.racing:
-            from generator.tuning.racing import raced_trial
+            from generator.racing.trials import raced_trial
 
             return raced_trial(
                 trial,
@@ -316,7 +315,7 @@ def _optimize_one(study: optuna.Study, objective) -> None:
 def _pruner(settings: HpoSettings):
     """Racing: a paired t-test against the best finished trial; else median pruning per task."""
     if settings.racing:
-        from generator.tuning.racing import RacePruner
+        from generator.racing.trials import RacePruner
 
         return RacePruner(settings.confidence)
     return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0)

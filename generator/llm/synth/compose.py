@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from generator.llm.synth import components as C
+from generator.llm.synth import moves as M
 from generator.llm.synth import screening as S
 from generator.llm.synth import small_spaces as SS
 from generator.llm.synth import variation as V
@@ -21,12 +22,12 @@ FORMAT_VERSION = 1
 # slot -> options, per scheme; the order is the order of the generated methods.
 SLOT_OPTIONS: dict[str, dict] = {
     "init": {**C.INITS, **SS.INITS},
-    "neighbourhood": C.NEIGHBOURHOODS,
+    "neighbourhood": M.NEIGHBOURHOODS,
     "screening": {**S.SCREENINGS, **SS.SCREENINGS},
-    "acceptance": C.ACCEPTANCES,
-    "memory": C.MEMORIES,
-    "jump": {**C.JUMPS, **SS.JUMPS},
-    "restart": {**C.RESTARTS, **SS.RESTARTS},
+    "acceptance": M.ACCEPTANCES,
+    "memory": M.MEMORIES,
+    "jump": {**M.JUMPS, **SS.JUMPS},
+    "restart": {**M.RESTARTS, **SS.RESTARTS},
     "step": V.STEPS,
     "crossover": V.CROSSOVERS,
     "replacement": V.REPLACEMENTS,
