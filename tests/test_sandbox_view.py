@@ -106,11 +106,13 @@ def test_a_killed_host_leaves_no_copy_in_memory(conv_task):
     from generator.sandbox import pool
 
     close_pool()
-    before = _shmem_mb()
     fit = evaluate_source(HONEST, [conv_task], repeats=1, config=CONFIG)
     assert fit.error is None, fit.error
     host = pool._POOL[0]
+    # measured across the kill only, and as a drop: other processes on the machine (another test run's
+    # sandboxes, say) may add shared memory meanwhile, which an absolute bound would count against the host
+    during = _shmem_mb()
     os.kill(host.proc.pid, signal.SIGKILL)
     host.proc.wait(timeout=30)
     close_pool()
-    assert _shmem_mb() < before + 100, "the view (over 300 MB) outlived its host"
+    assert during - _shmem_mb() > 200, "the view (over 300 MB) outlived its host"
