@@ -1,6 +1,6 @@
 """Which part of the methodology package's time accounting moves a strategy's score?
 
-    python3 benchmarks/bench_accounting.py [--strategy genetic_algorithm] [--repeats 25] [--seed 0]
+    python3 -m benchmarks.bench_accounting [--strategy genetic_algorithm] [--repeats 25] [--seed 0]
 
 Runs a built-in in Kernel Tuner's simulation on the six benchmark-hub spaces and scores the very
 same runs four ways: Tunesmith's simulated clock (each configuration once, compile + verification +
@@ -13,21 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import warnings
 from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.bench import kt_simulation, runner  # noqa: E402
-from generator.bench.command import run_seed  # noqa: E402
-from generator.scoring.score import Trace, budget_for, score_traces  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
-from generator.tasks.space import SearchSpace  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.bench import kt_simulation, runner
+from generator.bench.command import run_seed
+from generator.scoring.score import Trace, budget_for, score_traces
+from generator.tasks.entries import load_tasks
+from generator.tasks.space import SearchSpace
 
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 KINDS = ("simulated", "package", "revisit runtimes only", "real time only")

@@ -1,6 +1,6 @@
 """Wall time of a campaign whose LLM answers slowly, at `[llm] concurrency` 1, 4 and 8 (issue 18, part 3a).
 
-    python benchmarks/bench_concurrency.py [--config campaigns/quickstart.toml] [--budget 48]
+    python -m benchmarks.bench_concurrency [--config campaigns/quickstart.toml] [--budget 48]
         [--delay 20] [--concurrency 1 4 8] [--replies RUN_DIR] [--out /tmp/tunesmith-concurrency]
         [--json out.json]
 
@@ -32,8 +32,8 @@ from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks._lib.paths import ROOT
+
 KEY = "sk-bench-not-a-real-key-0000"
 
 
@@ -85,7 +85,7 @@ def serve(llm: RecordedLLM) -> ThreadingHTTPServer:
         def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):  # noqa: N802 - http.server's name for the POST handler
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             data = json.dumps(llm.answer(body)).encode()
             self.send_response(200)

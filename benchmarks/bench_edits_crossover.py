@@ -1,6 +1,6 @@
 """Diff edits and crossover with the offline synthesizer (issue 28, items 2 and 3).
 
-    python benchmarks/bench_edits_crossover.py [--config campaigns/quickstart.toml] [--budget 24]
+    python -m benchmarks.bench_edits_crossover [--config campaigns/quickstart.toml] [--budget 24]
         [--seeds 1 2 3] [--repeats 2] [--out /tmp/edits-crossover] [--json out.json]
 
 Four arms, each the same campaign at the same number of candidates (and so of sandbox runs:
@@ -27,8 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks._lib.paths import ROOT
 
 ARMS = {
     "full": {},

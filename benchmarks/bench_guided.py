@@ -1,7 +1,7 @@
 """llm_guided (offline synthesizer) against random search and a generated optimizer; hybrids against
 their optimizer alone. Same tasks, budgets (the methodology's time budget) and seeds for all.
 
-    python3 benchmarks/bench_guided.py [--hub ../shared/data/benchmark_hub] [--repeats 30] [--workers 2]
+    python3 -m benchmarks.bench_guided [--hub ../shared/data/benchmark_hub] [--repeats 30] [--workers 2]
         [--tasks convolution_milo/A100,dedispersion_milo/A100] [--json out.json]
         [--strategies "random_sample,llm_guided,..."]
 
@@ -24,14 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.bench.command import run_seed  # noqa: E402
-from generator.bench.runner import parse_strategy, run_once  # noqa: E402
-from generator.guided.run import prepare_specs  # noqa: E402
-from generator.scoring.score import budget_for, score_traces  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.bench.command import run_seed
+from generator.bench.runner import parse_strategy, run_once
+from generator.guided.run import prepare_specs
+from generator.scoring.score import budget_for, score_traces
+from generator.tasks.entries import load_tasks
 
 GENERATED = "benchmarks/strategies/quickstart_c0008.py"
 DEFAULT = ",".join(

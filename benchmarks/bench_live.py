@@ -8,7 +8,7 @@ time (the shipped cache of this GPU) is within 5% of the cache's optimum, or at 
 Optionally (--sandbox-demo) the generated optimizer is also evaluated through the sandbox on a live
 task (generator.live.evaluate), the path campaigns use, and scored with P against the cache.
 
-    python3 benchmarks/bench_live.py OPTIMIZER.py --problems conv2d dedisp --repeats 5 --out live.json
+    python3 -m benchmarks.bench_live OPTIMIZER.py --problems conv2d dedisp --repeats 5 --out live.json
 """
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.live.kernel import config_key, device_label, device_name, patch_cupy_uuid, require_device  # noqa: E402
-from generator.tasks.problems import load_problem, load_problem_tasks  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.live.kernel import config_key, device_label, device_name, patch_cupy_uuid, require_device
+from generator.tasks.problems import load_problem, load_problem_tasks
 
 
 class _TargetRunner:

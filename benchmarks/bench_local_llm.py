@@ -5,8 +5,8 @@ Starts each model's server exactly as a campaign does (`generator.llm.local_serv
 (new, refine, fix; as `tunesmith prompt` renders them) as streaming chat requests, and reads the
 server's own timing lines (prompt eval, eval) from its log. Prints a table and writes JSON.
 
-    python benchmarks/bench_local_llm.py --models local/smollm2-135m local/qwen2.5-coder-0.5b \
-        local/qwen2.5-coder-1.5b --out benchmarks/local_llm_speed.json
+    python -m benchmarks.bench_local_llm --models local/smollm2-135m local/qwen2.5-coder-0.5b \
+        local/qwen2.5-coder-1.5b --out benchmarks/results/local_llm_speed.json
 
 Needs the engine (`pip install -e ".[local]"`) and the models (`tunesmith llm install ...`).
 """
@@ -17,16 +17,13 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.campaign.run import render_prompt  # noqa: E402
-from generator.llm.local_server import server_for, stop_all  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.campaign.run import render_prompt
+from generator.llm.local_server import server_for, stop_all
 
 OPERATORS = ("new", "refine", "fix")
 

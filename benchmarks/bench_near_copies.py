@@ -1,6 +1,6 @@
 """How much evaluation time near-copy rejection saves (issue 18, part 3b).
 
-    python benchmarks/bench_near_copies.py [--config campaigns/quickstart.toml] [--budget 48]
+    python -m benchmarks.bench_near_copies [--config campaigns/quickstart.toml] [--budget 48]
         [--repeats 3] [--workers 2] [--out /tmp/near-copies] [--skip-run] [--replies RUN_DIR ...]
         [--json out.json]
 
@@ -30,8 +30,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks._lib.paths import ROOT
 
 MODES = {"off": '[novelty]\ncopies = "layout"\nmax_similarity = 1.0\n', "on": ""}
 

@@ -1,6 +1,6 @@
 """What the sandbox costs: oracle round trip per func(cfg), start-up per job and per run, end to end.
 
-    python3 benchmarks/bench_oracle.py [--hub ../shared/data/benchmark_hub] [--calls 20000] [--runs 20]
+    python3 -m benchmarks.bench_oracle [--hub ../shared/data/benchmark_hub] [--calls 20000] [--runs 20]
 
 Prints a Markdown table (and writes --json). Numbers depend on the machine and its load: say
 which machine, how many cores and how busy it was when you quote them.
@@ -13,21 +13,18 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.evaluation.evaluate import evaluate_source  # noqa: E402
-from generator.evaluation.runs import run_seed  # noqa: E402
-from generator.sandbox.jobs import Job, SandboxConfig  # noqa: E402
-from generator.sandbox.pool import run_job  # noqa: E402
-from generator.scoring.oracle import Oracle  # noqa: E402
-from generator.scoring.score import budget_for  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
-from generator.tasks.space import SearchSpace  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.evaluation.evaluate import evaluate_source
+from generator.evaluation.runs import run_seed
+from generator.sandbox.jobs import Job, SandboxConfig
+from generator.sandbox.pool import run_job
+from generator.scoring.oracle import Oracle
+from generator.scoring.score import budget_for
+from generator.tasks.entries import load_tasks
+from generator.tasks.space import SearchSpace
 
 PING = """
 import json, time

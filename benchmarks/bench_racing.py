@@ -1,6 +1,6 @@
 """Racing against fixed repeats with the offline synthesizer (issue 29, item 1).
 
-    python benchmarks/bench_racing.py [--config campaigns/quickstart.toml] [--budget 24] [--seeds 1 2 3]
+    python -m benchmarks.bench_racing [--config campaigns/quickstart.toml] [--budget 24] [--seeds 1 2 3]
         [--repeats 6] [--min-repeats 2] [--indifference 0.1] [--check-repeats 20] [--out /tmp/racing] [--json benchmarks/results/racing.json]
 
 Arms, one campaign per seed ([evolution] seed and [llm] seed), the quickstart's tasks:
@@ -27,8 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks._lib.paths import ROOT
 
 CHECK_SEED = 10_000  # seeds no campaign used: the winner's quality, not its luck in the campaign
 STATIC = ("llm", "no_code", "syntax", "interface")
@@ -287,7 +286,7 @@ def main(argv=None) -> int:
         if args.json:
             doc = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
             doc["hpo"] = {
-                "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                "command": "python -m " + " ".join(["benchmarks.bench_racing"] + (argv or sys.argv[1:])),
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "rows": rows,
             }
@@ -302,7 +301,7 @@ def main(argv=None) -> int:
             earlier = doc.get("what_if") or []
             doc["what_if"] = ([earlier] if isinstance(earlier, dict) else earlier) + [
                 {
-                    "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+                    "command": "python -m " + " ".join(["benchmarks.bench_racing"] + (argv or sys.argv[1:])),
                     "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                     "mu": 4,
                     "repeats": args.repeats,
@@ -346,7 +345,7 @@ def main(argv=None) -> int:
             print(f"{arm:10} {'  '.join(cells)}")
     if args.json:
         doc = {
-            "command": "python " + " ".join(["benchmarks/bench_racing.py"] + (argv or sys.argv[1:])),
+            "command": "python -m " + " ".join(["benchmarks.bench_racing"] + (argv or sys.argv[1:])),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "machine": f"{platform.node()} ({platform.machine()}, shared 2-core box)",
             "wall_s": round(time.monotonic() - start, 1),

@@ -1,7 +1,7 @@
 """Repairs to the closest valid configuration against repairs to a random valid neighbour, on shipped
 compositions. P ± standard error at the methodology's budget, paired seeds.
 
-    python benchmarks/bench_repair.py [--repeats 100] [--seed 0] [--workers 2] \
+    python -m benchmarks.bench_repair [--repeats 100] [--seed 0] [--workers 2] \
         [--json benchmarks/results/repair.json] [--space ENTRY ...] [--module NAME ...] [--kernel-tuner a,b]
 
 `repair` turns a configuration the restrictions forbid (a Latin-hypercube point of the spread and design
@@ -34,16 +34,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import bench_screened_restart as restart  # noqa: E402  (flagship5's training + validation spaces)
-import bench_small_spaces as small  # noqa: E402  (its runner and table; only the variants differ)
-
-from generator.llm.synth.compose import Composition, read_composition, render  # noqa: E402
+from benchmarks._lib import flagship_spaces as restart
+from benchmarks._lib import small_spaces as small
+from benchmarks._lib.paths import ROOT
+from generator.llm.synth.compose import Composition, read_composition, render
 
 SPACES = restart.SPACES + ["problem:histogram/H100", "problem:reduction/H100"]
 MODULES = ["lcb_wide_switching", "screened_memetic_late_acceptance", "knn_late_acceptance"]
@@ -93,7 +88,7 @@ def main(argv=None) -> int:
     return small.main(
         rest,
         defaults={"json": str(ROOT / "benchmarks" / "results" / "repair.json"), "kernel_tuner": "", "repeats": 100},
-        command="python benchmarks/bench_repair.py " + " ".join(argv),
+        command="python -m benchmarks.bench_repair " + " ".join(argv),
     )
 
 

@@ -1,6 +1,6 @@
 """GeneratedSampler on wide integer spaces: time per trial against Optuna's TPE, and memory against space size.
 
-    python3 benchmarks/bench_sampler_wide_space.py [--trials 100] [--winner knn_late_acceptance] [--json out.json]
+    python3 -m benchmarks.bench_sampler_wide_space [--trials 100] [--winner knn_late_acceptance] [--json out.json]
 
 The study minimises |x - 400| + |y - 9| over x, y in [0, W - 1]. Time: mean wall time per trial,
 sampler included, GeneratedSampler (driving a shipped winner) and TPESampler, W = 1000 (a million
@@ -13,17 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import optuna
 
-import optuna  # noqa: E402
-
-from generator.export.optuna_sampler import GeneratedSampler  # noqa: E402
+from generator.export.optuna_sampler import GeneratedSampler
 
 
 def _study(sampler, width: int, trials: int) -> float:

@@ -1,6 +1,6 @@
 """Benchmark (a): wall time to score one strategy on the benchmark-hub spaces, Tunesmith vs the package.
 
-    python3 benchmarks/bench_scoring.py --strategy genetic_algorithm --repeats 25 [--apps ...] [--gpus ...]
+    python3 -m benchmarks.bench_scoring --strategy genetic_algorithm --repeats 25 [--apps ...] [--gpus ...]
 
 Runs `autotuning_methodology.report_experiments.get_strategy_scores` (which runs Kernel Tuner in
 simulation mode, repeat after repeat, then scores) and `tunesmith bench`'s library call for the
@@ -17,7 +17,6 @@ import gzip
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 import warnings
@@ -25,12 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.bench.command import bench  # noqa: E402
-from generator.bench.runner import parse_strategy  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.bench.command import bench
+from generator.bench.runner import parse_strategy
+from generator.tasks.entries import load_tasks
 
 # Tunesmith engines timed: the built-in's code on the fast space and oracle; Kernel Tuner's own
 # simulation; the same with the package's time accounting (real framework/strategy time, revisits

@@ -1,7 +1,7 @@
 """Screened global sampling before local search (init "screened"): does it free the shipped winner's design
 from trap basins without giving up the fast spaces? P ± standard error at the methodology's budget.
 
-    python benchmarks/bench_screened_init.py [--repeats 20] [--seed 0] [--workers 2] \
+    python -m benchmarks.bench_screened_init [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/screened_init.json] [--space ENTRY ...]
 
 The composition is `generated_algorithms/archive/lcb_annealing_ils.py`'s (read from its marker line), with only
@@ -21,12 +21,9 @@ so the component was designed with it in view: the test tables of flagship3 are 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
+from benchmarks._lib import small_spaces as small
+from benchmarks._lib.paths import ROOT
 
 MORE = "../shared/data/more_spaces/cachefiles/"
 SPACES = [

@@ -1,7 +1,7 @@
 """Screened restarts (restart "screened"): global samples spent only once the search stalls, against the
 screened init that spends a fifth of the budget on them up front. P ± standard error at the methodology's budget.
 
-    python benchmarks/bench_screened_restart.py [--repeats 20] [--seed 0] [--workers 2] \
+    python -m benchmarks.bench_screened_restart [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/screened_restart.json] [--space ENTRY ...]
 
 The composition is flagship4's winner's (`generated_algorithms/archive/screened_memetic_annealing.py`, a memetic
@@ -20,29 +20,11 @@ pnpoly on the RTX 3060 laptop GPU is the trap space among them.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks._lib import small_spaces as small
+from benchmarks._lib.flagship_spaces import SPACES
+from benchmarks._lib.paths import ROOT
 
-import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
-
-MORE = "../shared/data/more_spaces/cachefiles/"
-SPACES = [
-    "problem:gemm/H200",
-    "problem:hotspot/H200",
-    "problem:gemv/H100",
-    "problem:transpose/H100",
-    "problem:nbody/H100",
-    "hub:convolution_milo/A100",
-    "hub:dedispersion_milo/A100",
-    MORE + "pnpoly/RTX_2080_Ti.json.gz",
-    MORE + "pnpoly/RTX_3060_laptop.json.gz",
-    "problem:conv2d/H200",
-    "problem:stencil3d/H100",
-    MORE + "pnpoly/RTX_Titan.json.gz",
-    MORE + "gemm/RTX_2080_Ti.json.gz",
-]
 BASE = ROOT / "generated_algorithms" / "archive" / "screened_memetic_annealing.py"
 VARIANTS = {
     "screened+perturb": ({}, {}),

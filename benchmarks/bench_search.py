@@ -1,6 +1,6 @@
 """Niches, the bandit and all together, with the offline synthesizer (issue 28, items 1 and 4).
 
-    python benchmarks/bench_search.py [--config campaigns/quickstart.toml] [--budget 24] [--offspring 5]
+    python -m benchmarks.bench_search [--config campaigns/quickstart.toml] [--budget 24] [--offspring 5]
         [--seeds 1 2 3] [--repeats 2] [--test-repeats 3] [--out /tmp/bench-search]
         [--json benchmarks/results/search.json]
 
@@ -29,8 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks._lib.paths import ROOT
 
 NICHES = "[evolution.niches]\nislands = 2\nmigration_interval = 2\nmap_elites = true\n"
 BANDIT = "[evolution.bandit]\nenabled = true\n"
@@ -139,7 +138,7 @@ def main(argv=None) -> int:
                 {
                     "date": time.strftime("%Y-%m-%d", time.gmtime()),
                     "machine": f"{platform.machine()}, 2 cores (shared)",
-                    "command": "python benchmarks/bench_search.py "
+                    "command": "python -m benchmarks.bench_search "
                     + " ".join(argv if argv is not None else sys.argv[1:]),
                     "budget": args.budget,
                     "offspring": args.offspring,

@@ -1,6 +1,6 @@
 """Diff edits and the model bandit with real local code models (issue 28, local-model measurements).
 
-    python benchmarks/bench_search_local.py [--budget 10] [--arms full diff ensemble] [--seeds 1]
+    python -m benchmarks.bench_search_local [--budget 10] [--arms full diff ensemble] [--seeds 1]
         [--big local/qwen2.5-coder-1.5b] [--small local/qwen2.5-coder-0.5b]
         [--out /tmp/bench-search-local] [--json benchmarks/results/search_local.json [--append]]
 
@@ -14,7 +14,7 @@ one seed start from the same generation 0, since a seeded local model answers th
 - diff-example: as diff, the diff instruction with a worked example block
             (benchmarks/prompts_diff_example/edit_diff.j2 through [prompts] template_dir)
 - ensemble: [[llm.models]] big (price 1) + small (price 0.6, its measured time per token relative to
-            the big one's, benchmarks/local_llm_speed.json), [evolution.bandit] enabled, edit = "diff"
+            the big one's, benchmarks/results/local_llm_speed.json), [evolution.bandit] enabled, edit = "diff"
 
 Everything is read back from the run's archive (candidates.jsonl and the recorded exchanges): the
 completion tokens per refine (all exchanges of a refine candidate: the diff, its full-code fallback,
@@ -40,8 +40,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks._lib.paths import ROOT
 
 BASE = ROOT / "campaigns" / "local-llm.toml"
 REFINE_HEAVY = "[evolution.operators]\nnew = 0.1\nrefine = 0.6\nsimplify = 0.0\nfix = 0.3\n"

@@ -1,6 +1,6 @@
 """Benchmark (b): per-evaluation overhead of Tunesmith's SearchSpace + Oracle vs Kernel Tuner's simulation.
 
-    python3 benchmarks/bench_space.py [--strategy benchmarks/strategies/random_walk.py] [--repeats 10]
+    python3 -m benchmarks.bench_space [--strategy benchmarks/strategies/random_walk.py] [--repeats 10]
 
 The same custom strategy (an OptAlg-style class) runs R times per task (a) in-process on the fast
 SearchSpace and Oracle, and (b) in Kernel Tuner 1.5.0's simulation mode (`tune_kernel` with the
@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 import warnings
 from datetime import date
@@ -23,14 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.bench.kt_simulation import run_kernel_tuner  # noqa: E402 (after the sys.path line above)
-from generator.bench.runner import load_module, optimizer_class, parse_strategy, run_once  # noqa: E402 (as above)
-from generator.scoring.score import budget_for  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
-from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.bench.kt_simulation import run_kernel_tuner
+from generator.bench.runner import load_module, optimizer_class, parse_strategy, run_once
+from generator.scoring.score import budget_for
+from generator.tasks.entries import load_tasks
+from generator.tasks.space import NEIGHBOR_METHODS, SearchSpace
 
 HUB = Path(os.environ.get("TUNESMITH_BENCHMARK_HUB", ROOT.parent / "shared" / "data" / "benchmark_hub"))
 

@@ -1,7 +1,7 @@
 """The explore probes' pool and the model's exploration bonus together (global_pool x explore_weight) on
 flagship5's winner. P ± standard error at the methodology's budget.
 
-    python benchmarks/bench_switch_explore.py [--repeats 20] [--seed 0] [--workers 2] \
+    python -m benchmarks.bench_switch_explore [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/switch_explore.json] [--space ENTRY ...]
 
 The composition is `generated_algorithms/archive/lcb_threshold_switching.py`'s (read from its marker line) with only
@@ -17,13 +17,10 @@ The test spaces are not run here.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import bench_screened_restart as restart  # noqa: E402  (flagship4's and flagship5's training + validation spaces)
-import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
+from benchmarks._lib import flagship_spaces as restart
+from benchmarks._lib import small_spaces as small
+from benchmarks._lib.paths import ROOT
 
 BASE = ROOT / "generated_algorithms" / "archive" / "lcb_threshold_switching.py"
 VARIANTS = {

@@ -2,7 +2,7 @@
 configurations the model screens to pick one probe away from the current point. It was a fixed 32 before
 flagship6; P ± standard error at the methodology's budget.
 
-    python benchmarks/bench_switch_pool.py [--repeats 20] [--seed 0] [--workers 2] \
+    python -m benchmarks.bench_switch_pool [--repeats 20] [--seed 0] [--workers 2] \
         [--json benchmarks/results/switch_pool.json] [--space ENTRY ...]
 
 The composition is flagship5's validation winner's (`generated_algorithms/archive/lcb_threshold_switching.py`, a
@@ -16,13 +16,10 @@ pnpoly on the RTX 3060 laptop GPU is the trap space among them, where the change
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import bench_screened_restart as restart  # noqa: E402  (flagship4's and flagship5's training + validation spaces)
-import bench_small_spaces as small  # noqa: E402  (its runner and table; only the compositions differ)
+from benchmarks._lib import flagship_spaces as restart
+from benchmarks._lib import small_spaces as small
+from benchmarks._lib.paths import ROOT
 
 BASE = ROOT / "generated_algorithms" / "archive" / "lcb_threshold_switching.py"
 VARIANTS = {f"pool {n}": ({}, {"global_pool": n}) for n in (32, 16, 8, 4)}

@@ -1,6 +1,6 @@
 """Benchmark: candidate evaluations per minute, local pool (1 and 2 workers) vs a Dask LocalCluster of 2.
 
-    python3 benchmarks/bench_throughput.py [--evals 6] [--repeats 5] [--json out.json]
+    python3 -m benchmarks.bench_throughput [--evals 6] [--repeats 5] [--json out.json]
 
 One evaluation = `evaluate_source` of one honest candidate on the quickstart campaign's training
 tasks (convolution_milo/A100 + dedispersion_milo/A100) x `--repeats` runs, in the sandbox, as the
@@ -26,15 +26,13 @@ import time
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tqdm import tqdm
 
-from tqdm import tqdm  # noqa: E402
-
-import generator.scoring.score as scoring  # noqa: E402
-from generator.evaluation.evaluate import evaluate_source  # noqa: E402
-from generator.evaluation.executors import get_executor  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
+import generator.scoring.score as scoring
+from benchmarks._lib.paths import ROOT
+from generator.evaluation.evaluate import evaluate_source
+from generator.evaluation.executors import get_executor
+from generator.tasks.entries import load_tasks
 
 TASKS = ("convolution_milo/A100", "dedispersion_milo/A100")  # campaigns/quickstart.toml [tasks] train
 

@@ -1,7 +1,7 @@
 """Bring your own kernel, measured: templating success, tokens, speed-up over the original kernel, and how close
 the tuned template gets to Tunesmith's own hand-written problem of the same kernel (problems/matmul_c), on the CPU.
 
-    python benchmarks/byok.py [--out benchmarks/results/byok.json] [--seeds 10] [--gpu] [--kernel NAME ...]
+    python -m benchmarks.byok [--out benchmarks/results/byok.json] [--seeds 10] [--gpu] [--kernel NAME ...]
 
 Each reply set is labelled by who wrote it: `hand-written (not an LLM)` sets were written by a person to show
 the pipeline; a model's recording says which model. Everything runs through `tunesmith template`'s code
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._lib.paths import ROOT
 from generator.kernels.check import cache_summary, measure_original, measure_space, time_configuration
 from generator.kernels.template import KernelSpec, Template, load_kernel_spec
 from generator.kernels.templating import template_kernel
@@ -33,7 +34,6 @@ from generator.kernels.tuning import recommended_optimizer, tune_problem
 from generator.tasks.problems import load_problem
 from generator.tasks.restrictions import valid_indices
 
-ROOT = Path(__file__).resolve().parents[1]
 BYOK = ROOT / "benchmarks" / "byok"
 # (kernel spec, reply recording, the shipped hand-written problem of the same kernel or None)
 ROUNDS = 7  # alternate timings of the original and the tuned template
@@ -246,7 +246,7 @@ def main() -> None:
 
 
 def _write(out: Path, args, rows: list, campaign: dict | None) -> None:
-    command = shlex.join(["python", "benchmarks/byok.py", *sys.argv[1:]])  # as it was run
+    command = shlex.join(["python", "-m", "benchmarks.byok", *sys.argv[1:]])  # as it was run
     machine = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f})"
     local_run = ROOT / "benchmarks" / "results" / "byok_local_qwen15_template_run.json"
     models = "none run by this script (a local model's reply takes about a minute on 2 cores); " + (

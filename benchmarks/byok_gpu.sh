@@ -27,7 +27,7 @@ print("walls smoke:", r.device, "error:", r.error or r.compile_error, "walls hel
       sorted(k for k, v in r.protections.get("held", {}).items() if v))
 assert r.error is None and r.compile_error is None and float(r.outputs["32|0"].sum()) == 32.0, r.log[-3000:]
 PY
-  python3 benchmarks/byok.py --gpu --out benchmarks/results/byok_gpu.json "$@"
+  python3 -m benchmarks.byok --gpu --out benchmarks/results/byok_gpu.json "$@"
   date -u
 } 2>&1 | tee "$log"
 [ -n "${OUT:-}" ] && cp benchmarks/results/byok_gpu.json "$OUT/" 2>/dev/null

@@ -4,7 +4,7 @@ Every candidate a campaign recorded as a duplicate (`duplicate_of`) is evaluated
 sandbox, on the campaign's training tasks with its seed, repeats and aggregate, and its P compared
 with the score of the candidate it copied. Exits 1 if any differs (by more than `--tol`).
 
-    python benchmarks/check_duplicates.py results/quickstart [--workers 2] [--json out.json]
+    python -m benchmarks.check_duplicates results/quickstart [--workers 2] [--json out.json]
 """
 
 from __future__ import annotations

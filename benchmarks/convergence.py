@@ -1,11 +1,11 @@
 """Convergence curves for the docs: best-so-far objective vs simulated tuning time, per strategy and space.
 
-    python benchmarks/convergence.py [--tasks problem:gemm/H200 ...] [--strategies genetic_algorithm,...]
+    python -m benchmarks.convergence [--tasks problem:gemm/H200 ...] [--strategies genetic_algorithm,...]
         [--repeats 10] [--seed 0] [--json benchmarks/results/convergence.json]
 
 Each strategy runs `repeats` times per task on the methodology's time budget (generator.bench.runner.run_once:
 the same runs `tunesmith bench` scores); the JSON holds, per task and strategy, the median over runs of the
-best value found so far on a common grid of 200 time points. docs/_ext/results_pages.py draws it.
+best value found so far on a common grid of 200 time points. docs/_ext/results_pages/speed.py draws it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["problem:gemm/H200", "problem:conv2d/H200", "problem:dedisp/H200"]
 STRATEGIES = "random_sample,genetic_algorithm,simulated_annealing,generated_algorithms/archive/knn_late_acceptance.py"
 
@@ -57,7 +56,7 @@ def main(argv=None) -> int:
 
     tasks = load_task_set(args.tasks, TasksConfig(train=args.tasks))
     result = {
-        "command": "python benchmarks/convergence.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m benchmarks.convergence " + shlex.join(sys.argv[1:] if argv is None else argv),
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
         "repeats": args.repeats,

@@ -1,6 +1,6 @@
 """Ship a variant measured by a variants benchmark (bench_switch_pool.py and its kind) as a Kernel Tuner module.
 
-    python benchmarks/export_rerendered.py --bench benchmarks/results/switch_pool.json --variant "pool 8" \
+    python -m benchmarks.export_rerendered --bench benchmarks/results/switch_pool.json --variant "pool 8" \
         --base generated_algorithms/archive/lcb_threshold_switching.py --name lcb_threshold_switching_pool8 [--force] \
         [--why "what else changed"]
 
@@ -19,12 +19,10 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.export.exporter import Provenance, module_source, write_module, write_report  # noqa: E402
-from generator.export.upstream import read_exported  # noqa: E402
-from generator.llm.synth.compose import Composition, read_composition, render  # noqa: E402
+from generator.export.exporter import write_module, write_report
+from generator.export.module_text import Provenance, module_source
+from generator.export.upstream import read_exported
+from generator.llm.synth.compose import Composition, read_composition, render
 
 
 def split_scores(per_task: dict, base_scores: dict, repeats: int) -> dict:

@@ -2,7 +2,7 @@
 the optimum; for maximisation, as a fraction of it), the share in the slowest tenth, the share that meets a
 condition on the parameters, and P.
 
-    python benchmarks/first_evaluations.py --task problem:histogram/H100 \
+    python -m benchmarks.first_evaluations --task problem:histogram/H100 \
         --strategies generated_algorithms/archive/lcb_wide_switching.py,generated_algorithms/archive/lcb_wide_switching_nearest.py,diff_evo,diff_evo:engine=fast,random_sample \
         --repeats 300 --first 5 --where "block_size_x >= 512" --json benchmarks/results/first_evaluations_histogram.json
 
@@ -29,16 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from per_run import traces_of  # noqa: E402  (bench's seeds and budget)
-
-from generator.evaluation.evaluate import load_task_paths  # noqa: E402
-from generator.scoring.score import score_traces  # noqa: E402
-from generator.tasks.space import SearchSpace  # noqa: E402
+from benchmarks._lib.per_run import traces_of
+from generator.evaluation.evaluate import load_task_paths
+from generator.scoring.score import score_traces
+from generator.tasks.space import SearchSpace
 
 
 def matching_rows(task, where: str | None) -> np.ndarray:
@@ -84,7 +78,7 @@ def main() -> None:
     task = load_task_paths([args.task])[0]
     matching = matching_rows(task, args.where)
     doc = {
-        "command": " ".join(["python", "benchmarks/first_evaluations.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.first_evaluations", *sys.argv[1:]]),
         "date": datetime.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "task": task.name,

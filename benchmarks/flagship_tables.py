@@ -1,6 +1,6 @@
 """The flagship campaign's tables (issue 29): the new shipped winner against the old one and Kernel Tuner.
 
-    python benchmarks/flagship_tables.py --winner generated_algorithms/NAME.py [--test-repeats 100]
+    python -m benchmarks.flagship_tables --winner generated_algorithms/NAME.py [--test-repeats 100]
         [--all-repeats 10] [--out benchmarks/results/flagship] [--also generated_algorithms/OTHER.py,...]
         [--reuse benchmarks/results/EARLIER]
 
@@ -35,7 +35,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._lib.gaps import gaps
+from benchmarks._lib.paths import ROOT
+
 SHARED = ROOT.parent / "shared" / "data"
 OLD_BEST = "generated_algorithms/archive/knn_late_acceptance.py"
 MACHINE = f"{platform.machine()}, {os.cpu_count()} cores (shared)"
@@ -131,29 +133,6 @@ def test_table(data: dict, winner: str) -> dict:
     }
 
 
-def gaps(data: dict, winner: str) -> dict:
-    """Per space: the winner's P, the best Kernel Tuner strategy's, and how far below it the winner is."""
-    per_task = {k: r["per_task"] for k, r in data["results"].items() if "per_task" in r}
-    out = {}
-    for task, mine in per_task[winner].items():
-        kt = {k: v[task] for k, v in per_task.items() if not k.endswith(".py") and task in v}
-        best = max(kt, key=lambda k: kt[k]["score"])
-        below = kt[best]["score"] - mine["score"]
-        se = math.sqrt(kt[best]["se"] ** 2 + mine["se"] ** 2)
-        # "more than 0.10 below" counts only where noise cannot explain it: below - 0.10 > 2 SE
-        out[task] = {
-            "winner": mine["score"],
-            "winner_se": mine["se"],
-            "best_kt": best,
-            "best_kt_p": kt[best]["score"],
-            "best_kt_se": kt[best]["se"],
-            "below_best_kt": below,
-            "below_se": se,
-            "more_than_0.10_below": below - 0.10 > 2 * se,
-        }
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--winner", required=True)
@@ -192,7 +171,7 @@ def main() -> None:
         reuse,
     )
     summary = {
-        "command": " ".join(["python", "benchmarks/flagship_tables.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.flagship_tables", *sys.argv[1:]]),
         "date": datetime.date.today().isoformat(),
         "machine": MACHINE,
         "winner": args.winner,

@@ -1,6 +1,6 @@
 """Generalisation table: exported winners vs Kernel Tuner's strategies, training vs test tasks.
 
-    python benchmarks/generalisation.py RUN_DIR --modules generated_algorithms/x.py[,...] \
+    python -m benchmarks.generalisation RUN_DIR --modules generated_algorithms/x.py[,...] \
         [--baselines default|none|a,b] [--extra hub:APP/GPU] [--repeats 10] [--workers N]
         [--merge earlier.json] [--md out.md] [--json out.json]
 

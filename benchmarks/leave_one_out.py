@@ -1,6 +1,6 @@
 """Leave-one-space-out estimate of overfitting, on every space we have (generator.bench.leave_one_out).
 
-    python benchmarks/leave_one_out.py [--pool 12] [--repeats 4] [--seed 0] [--workers 2] \
+    python -m benchmarks.leave_one_out [--pool 12] [--repeats 4] [--seed 0] [--workers 2] \
         [--json benchmarks/results/leave_one_out.json]
 
 A small campaign's candidate pool (compositions drawn by the offline synthesizer, without looking at
@@ -23,16 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.bench.command import bench  # noqa: E402
-from generator.bench.leave_one_out import leave_one_out, split_gap  # noqa: E402
-from generator.bench.runner import parse_strategy  # noqa: E402
-from generator.config import TasksConfig  # noqa: E402
-from generator.llm.synth.compose import render  # noqa: E402
-from generator.llm.synth.profile import Profile  # noqa: E402
-from generator.tasks.entries import load_task_set  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.bench.command import bench
+from generator.bench.leave_one_out import leave_one_out, split_gap
+from generator.bench.runner import parse_strategy
+from generator.config import TasksConfig
+from generator.llm.synth.compose import render
+from generator.llm.synth.profile import Profile
+from generator.tasks.entries import load_task_set
 
 SHARED = ROOT.parent / "shared" / "data"
 PROBLEMS = [
@@ -93,7 +91,7 @@ def main(argv=None) -> int:
     pool_scores = {k: v for k, v in scores.items() if k not in SHIPPED}
     loo = leave_one_out(pool_scores)
     doc = {
-        "command": "python benchmarks/leave_one_out.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m benchmarks.leave_one_out " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": f"{platform.node()} ({os.cpu_count()} cores, shared)",
         "wall_s": round(time.time() - start, 1),

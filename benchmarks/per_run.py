@@ -4,7 +4,7 @@ A mean P hides a bimodal strategy: one that finds the optimum in half of its run
 basin in the other half scores like a mediocre one. This prints and writes each run, and per strategy
 how often each final best value was reached (the basins it ends in).
 
-    python benchmarks/per_run.py --task ../shared/data/more_spaces/cachefiles/pnpoly/RTX_3060_laptop.json.gz \
+    python -m benchmarks.per_run --task ../shared/data/more_spaces/cachefiles/pnpoly/RTX_3060_laptop.json.gz \
         --strategies generated_algorithms/archive/knn_late_acceptance.py,firefly_algorithm --repeats 20 \
         --json benchmarks/results/pnpoly_3060_per_run.json
 
@@ -25,19 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.bench.command import run_seed  # noqa: E402
-from generator.bench.runner import parse_strategy, run_once  # noqa: E402
-from generator.evaluation.evaluate import load_task_paths  # noqa: E402
-from generator.scoring.score import budget_for, score_traces  # noqa: E402
-
-
-def traces_of(task, strategy: str, repeats: int, seed: int) -> list:
-    """`repeats` runs of one strategy at `tunesmith bench`'s seeds and budget."""
-    spec = parse_strategy(strategy)
-    return [run_once(task, spec, run_seed(seed, r), budget_for(task), None) for r in range(repeats)]
+from benchmarks._lib.per_run import traces_of
+from generator.evaluation.evaluate import load_task_paths
+from generator.scoring.score import score_traces
 
 
 def runs_of(task, strategy: str, repeats: int, seed: int) -> list[dict]:
@@ -65,7 +55,7 @@ def main() -> None:
     warnings.simplefilter("ignore")  # the task warnings bench prints; this script prints its own table
     task = load_task_paths([args.task])[0]
     doc = {
-        "command": " ".join(["python", "benchmarks/per_run.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.per_run", *sys.argv[1:]]),
         "date": datetime.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "task": task.name,

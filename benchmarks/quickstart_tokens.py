@@ -1,6 +1,6 @@
 """Tokens a campaign spent, from its run directory, for the hosted-LLM cost estimate in the docs.
 
-    python benchmarks/quickstart_tokens.py RUN_DIR [--command "how RUN_DIR was made"]
+    python -m benchmarks.quickstart_tokens RUN_DIR [--command "how RUN_DIR was made"]
         [--json benchmarks/results/quickstart_tokens.json]
 
 Sums every recorded LLM exchange (prompt and completion tokens, by operator) and counts the candidates.

@@ -1,7 +1,7 @@
 """The offline synthesizer's quickstart campaign: wall time, share of candidates that run, and how
 its best candidate compares with Kernel Tuner's strategies (issue 5's targets).
 
-    python benchmarks/synth_quickstart.py [--config campaigns/quickstart.toml] [--run-dir DIR]
+    python -m benchmarks.synth_quickstart [--config campaigns/quickstart.toml] [--run-dir DIR]
         [--skip-run] [--repeats 20] [--seed 0] [--workers N] [--md out.md] [--json out.json]
 
 1. runs `tunesmith run CONFIG --run-dir DIR` in a fresh process and times it (skip with --skip-run
@@ -29,7 +29,8 @@ import time
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._lib.paths import ROOT
+
 BASELINES = ("genetic_algorithm", "simulated_annealing", "hybrid_vndx", "adaptive_tabu_greywolf", "random_sample")
 
 

@@ -1,7 +1,7 @@
 """Issue 29's second target at the issue's own 100 repeats: on every space we have, the winner against the
 Kernel Tuner strategies that led there, P ± standard error.
 
-    python benchmarks/target2_table.py --winner generated_algorithms/archive/lcb_wide_switching_nearest.py \
+    python -m benchmarks.target2_table --winner generated_algorithms/archive/lcb_wide_switching_nearest.py \
         [--reference benchmarks/results/flagship5/all_spaces.json] [--top 3] [--repeats 100] [--workers 2] \
         [--json benchmarks/results/target2_100.json]
 
@@ -26,17 +26,14 @@ import sys
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._lib.gaps import gaps
+from benchmarks._lib.paths import ROOT
+from generator.bench.command import bench
+from generator.bench.results import standard_error
+from generator.bench.runner import parse_strategy
+from generator.tasks.entries import load_tasks
+
 SHARED = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from flagship_tables import gaps  # noqa: E402  (the per-space comparison, as the 8-repeat table makes it)
-
-from generator.bench.command import bench  # noqa: E402
-from generator.bench.results import standard_error  # noqa: E402
-from generator.bench.runner import parse_strategy  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
 
 
 def leaders(reference: dict, task: str, top: int) -> list[str]:
@@ -90,7 +87,7 @@ def main() -> None:
             "pass another --json, or delete it to start again"
         )
     doc = doc or {
-        "command": " ".join(["python", "benchmarks/target2_table.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "benchmarks.target2_table", *sys.argv[1:]]),
         "settings": settings,
         "results": {},
     }

@@ -1,7 +1,7 @@
 """How far P of honest threaded code moves between identical evaluations (thread order alone).
 
-    python3 benchmarks/thread_order.py [--hub ../shared/data/benchmark_hub] [--evaluations 8] [--repeats 10]
-        [--json benchmarks/thread_order.json]
+    python3 -m benchmarks.thread_order [--hub ../shared/data/benchmark_hub] [--evaluations 8] [--repeats 10]
+        [--json benchmarks/results/thread_order.json]
 
 Evaluates tests/hostile/threaded_population.py (a population evaluated batch by batch through
 ThreadPoolExecutor(8).map) several times with the same seed on every hub task, and the same code
@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from generator.evaluation.evaluate import evaluate_source  # noqa: E402
-from generator.tasks.entries import load_tasks  # noqa: E402
+from benchmarks._lib.paths import ROOT
+from generator.evaluation.evaluate import evaluate_source
+from generator.tasks.entries import load_tasks
 
 THREADED = (ROOT / "tests" / "hostile" / "threaded_population.py").read_text()
 ONE_THREAD = THREADED.replace("pool.map(func, batch)", "map(func, batch)")

@@ -138,7 +138,7 @@ def test_tell_refuses_configurations_outside_the_space():
 def test_partial_fixed_sampler_around_a_started_sampler():
     sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0)
     study = optuna.create_study(sampler=sampler)
-    objective = lambda t: t.suggest_int("x", 0, 9) + 3 * t.suggest_int("y", 0, 9)  # noqa: E731
+    objective = lambda t: t.suggest_int("x", 0, 9) + 3 * t.suggest_int("y", 0, 9)  # noqa: E731 - one line
     study.optimize(objective, n_trials=5)
     assert sampler._adapter is not None  # started
     with warnings.catch_warnings():
@@ -189,7 +189,7 @@ def test_no_thread_outlives_its_study():
 def test_started_sampler_pickles_and_goes_on():
     sampler = GeneratedSampler(knn_late_acceptance.OPTIMIZER, seed=0, restrictions=["x + y <= 30"])
     study = optuna.create_study(sampler=sampler)
-    objective = lambda t: (t.suggest_int("x", 0, 20) - 7) ** 2 + t.suggest_int("y", 0, 20)  # noqa: E731
+    objective = lambda t: (t.suggest_int("x", 0, 20) - 7) ** 2 + t.suggest_int("y", 0, 20)  # noqa: E731 - one line
     study.optimize(objective, n_trials=6)
     study.sampler = pickle.loads(pickle.dumps(sampler))
     study.optimize(objective, n_trials=6)

@@ -160,7 +160,7 @@ def test_strategy_errors_are_one_line(tmp_path):
 
 
 def test_bench_parallel_equals_serial_and_is_deterministic(small_task, conv_task):
-    specs = [parse_strategy("benchmarks/strategies/random_walk.py")]
+    specs = [parse_strategy("tests/data/strategies/random_walk.py")]
     serial = bench([small_task, conv_task], specs, repeats=3, seed=5, workers=1, progress=False)
     pooled = bench([small_task, conv_task], specs, repeats=3, seed=5, workers=2, progress=False)
     assert serial[0].per_task == pooled[0].per_task
@@ -178,7 +178,7 @@ def test_bench_cli_table_and_json(hub_dir, tmp_path, capsys):
             "--tasks",
             str(cache),
             "--strategies",
-            "random_sample,benchmarks/strategies/random_walk.py",
+            "random_sample,tests/data/strategies/random_walk.py",
             "--repeats",
             "3",
             "--seed",
@@ -196,7 +196,7 @@ def test_bench_cli_table_and_json(hub_dir, tmp_path, capsys):
     assert "convolution_milo/MI250X" in printed and "random_sample" in printed and "wall s" in printed
     assert printed.count(" ± ") == 4  # --se: P ± standard error, per task and for the mean
     doc = json.loads(out.read_text())
-    for name in ("random_sample", "benchmarks/strategies/random_walk.py"):
+    for name in ("random_sample", "tests/data/strategies/random_walk.py"):
         entry = doc["results"][name]
         assert set(entry) >= {"score", "per_task", "wall_s"}
         task = entry["per_task"]["convolution_milo/MI250X"]

@@ -21,7 +21,7 @@ from generator.tasks.entries import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "problems" / "caches" / "gemm" / "H200.json.gz"
-RANDOM_WALK = ROOT / "benchmarks" / "strategies" / "random_walk.py"
+RANDOM_WALK = ROOT / "tests" / "data" / "strategies" / "random_walk.py"
 FASTER = 3.0  # the best configuration made this many times faster: a lone outlier
 
 

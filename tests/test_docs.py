@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import results_pages  # noqa: E402
-import tunesmith_docs  # noqa: E402
+import results_pages  # noqa: E402 - found on the sys.path line above
+import tunesmith_docs  # noqa: E402 - found on the sys.path line above
 
 SECTIONS = ("tutorials", "how-to", "reference", "explanation", "results")
 

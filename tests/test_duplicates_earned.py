@@ -8,17 +8,15 @@ run (the quickstart: see README "Copies and near-copies").
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _checker():
-    spec = importlib.util.spec_from_file_location("check_duplicates", ROOT / "benchmarks" / "check_duplicates.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.check
+    from benchmarks.check_duplicates import check
+
+    return check
 
 
 def test_every_duplicate_earns_the_score_it_inherited(tmp_path):

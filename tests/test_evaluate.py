@@ -14,7 +14,7 @@ from generator.evaluation.executors import get_executor
 from generator.scoring.fitness import CandidateError, Fitness, TaskFitness
 
 ROOT = Path(__file__).resolve().parents[1]
-RANDOM_WALK = ROOT / "benchmarks" / "strategies" / "random_walk.py"
+RANDOM_WALK = ROOT / "tests" / "data" / "strategies" / "random_walk.py"
 
 COUNTED = """
 class Counted:

@@ -9,18 +9,10 @@ import warnings
 import pytest
 
 from generator.archive import Archive, Candidate
+from generator.candidate.source import ExportError, check_imports, parse_optimizer, with_defaults
 from generator.cli import main
-from generator.export.exporter import (
-    ExportError,
-    Provenance,
-    check_imports,
-    export_run,
-    generator_label,
-    module_source,
-    parse_optimizer,
-    valid_module_name,
-    with_defaults,
-)
+from generator.export.exporter import export_run, generator_label
+from generator.export.module_text import Provenance, module_source, valid_module_name
 from generator.tuning.hpo import HpoResult, SplitScores, write_result
 
 SOURCE = '''# tunesmith-synth: {"components": ["sample", "descent"]}
@@ -334,26 +326,37 @@ def test_evaluate_accepts_a_module_export_just_wrote(run_dir, tmp_path, hub_dir,
     assert json.loads((tmp_path / "e.json").read_text())["results"][str(path)]["score"] is not None
 
 
-def test_an_export_a_checkout_would_shadow_says_how_to_import_it(run_dir, tmp_path, monkeypatch, capsys):
-    """After `pip install .` (not -e), `tunesmith export RUN --name NAME` in the repository root writes into the
-    installed package, but `import generated_algorithms.NAME` there finds the checkout's generated_algorithms/
-    and fails. The command says so, and `--out generated_algorithms` writes a module imported as the package's."""
+def test_export_writes_into_the_current_folder_never_into_the_installed_package(run_dir, tmp_path, monkeypatch, capsys):
+    """Issue 41, item 5: without --out, `tunesmith export` wrote into the generated_algorithms package installed
+    beside Tunesmith: site-packages after `pip install .`. It writes ./generated_algorithms/ of the current folder.
+    In a checkout's root that is the repository's own package (nothing to say); elsewhere it is a new package
+    there, the installed one is left as it was, and the command says how to import what it wrote."""
     from generator.export import exporter
 
     installed = tmp_path / "site-packages" / "generated_algorithms"
-    monkeypatch.setattr(exporter, "PACKAGE_DIR", installed)
+    installed.mkdir(parents=True)
+    (installed / "__init__.py").write_text("")
     checkout = tmp_path / "checkout"
     (checkout / "generated_algorithms").mkdir(parents=True)
     (checkout / "generated_algorithms" / "__init__.py").write_text("")
+
+    monkeypatch.setattr(exporter, "INSTALLED_PACKAGE", checkout / "generated_algorithms")  # pip install -e .
     monkeypatch.chdir(checkout)
     assert main(["export", str(run_dir), "--name", "mine"]) == 0
-    out = capsys.readouterr().out
-    assert (installed / "mine.py").exists()
-    assert "generated_algorithms.mine" in out and "--out generated_algorithms" in out, out
-    assert main(["export", str(run_dir), "--name", "mine", "--out", "generated_algorithms"]) == 0
-    assert "--out" not in capsys.readouterr().out  # importable from here now: nothing to say
+    assert "note:" not in capsys.readouterr().out  # the checkout's package is the one Python imports
     doc = _import(checkout / "generated_algorithms" / "mine.py").__doc__
     assert "    import generated_algorithms.mine as strategy" in doc
-    monkeypatch.chdir(tmp_path)  # no checkout here: the installed package is what Python imports
+    assert main(["export", str(run_dir), "--name", "mine", "--out", "generated_algorithms", "--force"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+    monkeypatch.setattr(exporter, "INSTALLED_PACKAGE", installed)  # pip install . (a wheel)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
     assert main(["export", str(run_dir), "--name", "other"]) == 0
-    assert "--out" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert sorted(p.name for p in installed.iterdir()) == ["__init__.py"], "nothing written into the installation"
+    written = elsewhere / "generated_algorithms"
+    assert sorted(p.name for p in written.iterdir()) == ["__init__.py", "other.py", "reports"]
+    assert "import it as `generated_algorithms.other` from " + str(elsewhere) in out, out
+    assert "    import generated_algorithms.other as strategy" in _import(written / "other.py").__doc__

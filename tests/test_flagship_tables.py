@@ -1,6 +1,5 @@
-"""benchmarks/flagship_tables.py: a space counts as 'more than 0.10 below' Kernel Tuner's best only outside noise."""
+"""benchmarks/_lib/gaps.py (flagship_tables.py's and target2_table.py's per-space comparison): a space counts as 'more than 0.10 below' Kernel Tuner's best only outside noise."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -10,10 +9,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def tables():
-    spec = importlib.util.spec_from_file_location("flagship_tables", ROOT / "benchmarks" / "flagship_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks._lib import gaps
+
+    return gaps
 
 
 def bench_json(per_strategy: dict) -> dict:

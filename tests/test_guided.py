@@ -192,7 +192,7 @@ def test_hybrid_starts_from_the_seeds_in_process_and_in_the_sandbox(task):
     from generator.evaluation.evaluate import evaluate_source
     from generator.evaluation.runs import run_seed
 
-    walker = "benchmarks/strategies/random_walk.py"
+    walker = "tests/data/strategies/random_walk.py"
     spec = parse_strategy(f"llm_guided:batch=6+{walker}")
     assert spec.seeder.kind == "llm_guided" and spec.kind == "class"
     budget = budget_for(task)

@@ -142,12 +142,12 @@ def test_unknown_option_is_refused_naming_the_known_ones(strategy, option):
 
 def test_shipped_modules_have_the_current_entry_point():
     """Regenerated with `rewrapped`: algorithm and provenance as exported, the wrapper as export writes it today."""
-    from generator.export.exporter import rewrapped
+    from generator.export.module_text import rewrapped
 
     for name in generated_algorithms.available():
         path = Path(generated_algorithms.__file__).parent / f"{name}.py"
         text = path.read_text()
-        assert rewrapped(text) == text, f"{name}: run exporter.rewrapped on it"
+        assert rewrapped(text) == text, f"{name}: run module_text.rewrapped on it"
 
 
 SWALLOWS_STOP = '''
@@ -169,7 +169,7 @@ class SwallowsStop:
 
 
 def test_exported_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
-    from generator.export.exporter import Provenance, module_source
+    from generator.export.module_text import Provenance, module_source
 
     path = tmp_path / "swallows.py"
     path.write_text(module_source("swallows", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
@@ -181,7 +181,7 @@ def test_exported_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
 
 
 def test_upstream_tune_ends_an_optimizer_that_swallows_the_stop(tmp_path):
-    from generator.export.exporter import Provenance, module_source
+    from generator.export.module_text import Provenance, module_source
 
     exported = tmp_path / "swallows.py"
     exported.write_text(module_source("swallows", SWALLOWS_STOP, Provenance("unit", "c0001", [], "test")))
@@ -229,7 +229,8 @@ def test_upstream_command_writes_into_a_folder_it_creates(tmp_path):
 
 def test_a_provenance_note_reaches_the_module_its_report_and_the_upstream_file(tmp_path):
     """Code re-rendered after its campaign says so wherever it is read (benchmarks/export_rerendered.py)."""
-    from generator.export.exporter import Provenance, module_source, write_report
+    from generator.export.exporter import write_report
+    from generator.export.module_text import Provenance, module_source
 
     note = 'not the campaign\'s code: re-rendered with {"global_pool": 4}'
     prov = Provenance("unit", "c0001", [], "test", note=note)
@@ -263,7 +264,7 @@ class ReadsSpent:
 def test_the_tuners_budget_measure_reaches_the_optimizer_through_both_entry_points(tmp_path):
     """func.budget_spent_fraction (Kernel Tuner's CostFunc) is readable through the exported tune() and the
     upstream file alike: the upstream file hid it once, so a synthesizer optimizer searched differently there."""
-    from generator.export.exporter import Provenance, module_source
+    from generator.export.module_text import Provenance, module_source
 
     exported = tmp_path / "reads_spent.py"
     exported.write_text(module_source("reads_spent", READS_SPENT, Provenance("unit", "c0001", [], "test")))
@@ -281,7 +282,7 @@ def test_an_exported_synthesizer_optimizer_asks_for_no_more_samples_than_the_spa
     Kernel Tuner for up to 512 random samples, and Kernel Tuner warned "Too many samples requested"."""
     import kernel_tuner
 
-    from generator.export.exporter import Provenance, module_source
+    from generator.export.module_text import Provenance, module_source
     from generator.llm.synth.compose import read_composition, render
 
     composition = read_composition((SHIPPED_DIR / "archive" / "lcb_wide_switching_nearest.py").read_text())

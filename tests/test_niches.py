@@ -39,7 +39,7 @@ def test_a_hill_climber_and_a_random_search_fall_in_different_cells():
     assert run_behaviour(GRID, VALUES, np.array([3])) is None  # one evaluation: no behaviour
     mean = mean_behaviour([hill, None, rand])
     assert mean["local"] == pytest.approx((hill["local"] + rand["local"]) / 2, abs=1e-4)
-    as_cand = lambda b: Candidate("c1", 0, "new", fitness={"score": 0.1, "metadata": {"behaviour": b}})  # noqa: E731
+    as_cand = lambda b: Candidate("c1", 0, "new", fitness={"score": 0.1, "metadata": {"behaviour": b}})  # noqa: E731 - one line
     assert cell_of(as_cand(hill), 3) != cell_of(as_cand(rand), 3)
     # bins span the given ranges: two candidates close together in [0, 1] fall apart in a narrow range
     near = [

@@ -27,7 +27,7 @@ def write(
     extra: str = "",
 ) -> Path:
     """A small campaign on shipped problems (no hub needed), offline synthesizer."""
-    quoted = lambda entries: ", ".join(f'"{e}"' for e in entries)  # noqa: E731
+    quoted = lambda entries: ", ".join(f'"{e}"' for e in entries)  # noqa: E731 - one line
     path.write_text(f'''[llm]
 model = "{model}"
 [evolution]

@@ -136,7 +136,7 @@ def test_commands_in_the_docs_take_the_hub_from_its_environment_variable():
     assert "${TUNESMITH_BENCHMARK_HUB:-../shared/data/benchmark_hub}" in TEXT
 
 
-QUICKSTART_JSON = "benchmarks/synth_quickstart_results.json"
+QUICKSTART_JSON = "benchmarks/results/synth_quickstart_results.json"
 
 
 def _quickstart_block() -> list[str]:
@@ -179,7 +179,6 @@ def test_the_readme_recommended_numbers_are_the_protocols():
 def test_the_recorded_quickstart_summary_shows_the_sealed_look_of_the_run_it_read(tmp_path):
     """The benchmark shows its run under the quickstart's own directory name; the sealed test line must come
     from the run it read (it was looked up under the shown name, found nothing and was left out)."""
-    import importlib.util
     import json
 
     from generator.archive import Archive
@@ -198,9 +197,8 @@ def test_the_recorded_quickstart_summary_shows_the_sealed_look_of_the_run_it_rea
         "per_task": {"t/X": 0.5},
     }
     (run / "test.json").write_text(json.dumps(record))
-    spec = importlib.util.spec_from_file_location("synth_quickstart", ROOT / "benchmarks" / "synth_quickstart.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from benchmarks import synth_quickstart as module
+
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({**config, "evolution": {"budget": 8}}))
     archive = Archive.open(run)

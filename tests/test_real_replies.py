@@ -164,7 +164,8 @@ EXPORTS = [p for p in ENTRIES if "export" in _spec(p)]
 
 
 def _exported(path: Path, tmp_path: Path):
-    from generator.export.exporter import Provenance, module_source, write_module
+    from generator.export.exporter import write_module
+    from generator.export.module_text import Provenance, module_source
 
     name = "corpus_" + path.stem.replace("-", "_").lower()
     text = module_source(name, _code(path, _spec(path)), Provenance("corpus", path.stem, [], "test"))

@@ -279,7 +279,7 @@ def _check_non_root_run(conv_task, hub_dir, tmp_path, script, PROJECT_ROOT, exe)
     import json
     import subprocess
 
-    walk = PROJECT_ROOT / "benchmarks" / "strategies" / "random_walk.py"
+    walk = PROJECT_ROOT / "tests" / "data" / "strategies" / "random_walk.py"
     lines = ["set -e"]
     # Python may live under a directory nobody may enter (pyenv under /root), and a venv's python
     # may be a symlink into one (the venv's prefix is readable, its base interpreter is not): open

@@ -210,7 +210,7 @@ def test_threaded_population_search_is_scored_and_reproducible(conv_task):
     source = _hostile("threaded_population")
     config = SandboxConfig(timeout_s=20.0, startup_s=120)
     runs = [(0, r, run_seed(s, r)) for s in range(4) for r in range(2)]
-    job = lambda: Job(source, "ThreadedPopulation", {}, [conv_task], [budget_for(conv_task)], runs, config)  # noqa: E731
+    job = lambda: Job(source, "ThreadedPopulation", {}, [conv_task], [budget_for(conv_task)], runs, config)  # noqa: E731 - fresh
     first, second = run_job(job()), run_job(job())
     for outcome in (first, second):
         assert outcome.error is None, outcome.error

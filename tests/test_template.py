@@ -17,8 +17,8 @@ from generator.tasks.problems import ProblemError, load_problem, load_problem_ta
 CPU = device_label(cpu_name())  # this machine's processor as a cache label, e.g. CPU_Intel_Xeon_Processor
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL = ROOT / "benchmarks" / "byok" / "kernels" / "matmul_naive_c"
-HAND = ROOT / "benchmarks" / "byok" / "replies" / "hand_matmul_naive_c"
+KERNEL = ROOT / "tests" / "data" / "byok" / "kernels" / "matmul_naive_c"
+HAND = ROOT / "tests" / "data" / "byok" / "replies" / "hand_matmul_naive_c"
 needs_gpp = pytest.mark.skipif(not os.path.exists("/usr/bin/g++"), reason="needs g++")
 
 
@@ -221,9 +221,9 @@ def test_a_run_replays_its_own_recording_and_keeps_the_hand_written_label(tmp_pa
 def test_cuda_kernels_for_the_gpu_machine_parse_and_write_problems(kernel, replies, n, tmp_path):
     from generator.kernels.template import ORIGINAL_PARAM, write_problem
 
-    spec = load_kernel_spec(ROOT / "benchmarks" / "byok" / "kernels" / kernel)
+    spec = load_kernel_spec(ROOT / "tests" / "data" / "byok" / "kernels" / kernel)
     assert spec.problem.lang == "cupy" and ORIGINAL_PARAM not in spec.problem.tune_params  # its launch as it is
-    recording = ROOT / "benchmarks" / "byok" / "replies" / replies
+    recording = ROOT / "tests" / "data" / "byok" / "replies" / replies
     assert json.loads((recording / "config.json").read_text())["written_by"] == "hand"
     template = parse_template(read_exchanges(recording)[0].reply, spec)
     assert template.size == n
@@ -235,7 +235,7 @@ def test_cuda_kernels_for_the_gpu_machine_parse_and_write_problems(kernel, repli
 def test_a_real_local_models_template_replays_through_the_whole_pipeline(tmp_path, capsys):
     """qwen2.5-coder-1.5b's real reply (recorded 2026-11-25): it kept the kernel and copied the prompt's example
     parameters; the checks accept it (every configuration computes the right answer), and tuning runs."""
-    recording = ROOT / "benchmarks" / "byok" / "replies" / "local_qwen15_matmul_naive_c"
+    recording = ROOT / "tests" / "data" / "byok" / "replies" / "local_qwen15_matmul_naive_c"
     assert json.loads((recording / "config.json").read_text())["written_by"] == "llm"
     out = tmp_path / "out"
     assert main(["template", str(KERNEL), "--out", str(out), "--model", f"replay/{recording}", "--attempts", "1"]) == 0

@@ -13,7 +13,7 @@ from generator.config.kernel import KernelCampaignError
 from generator.kernels.evolve import load_kernel_campaign
 
 ROOT = Path(__file__).resolve().parents[1]
-BYOK = ROOT / "benchmarks" / "byok"
+BYOK = ROOT / "tests" / "data" / "byok"
 
 
 def _campaign(tmp_path: Path, generations: int) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 from nested_venv import make_nested_venv
 
 ROOT = Path(__file__).resolve().parents[1]
+CACHES = "generator/_data/problems/caches"  # the answer key, where a wheel installs it (generator/resources.py)
 SKIP = shutil.ignore_patterns(".git", "results", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
 
 
@@ -57,6 +58,9 @@ def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_cam
         check=True,
     ).stdout.strip()
     assert Path(where).is_relative_to(purelib), f"generator came from {where}, not from the wheel"
+    # the data travels as package data under generator/_data/ (setup.py), not as links to the checkout; the probe
+    # below must find these caches hidden, so they must be there to hide
+    assert (purelib / CACHES / "gemm" / "H200.json.gz").is_file(), "the wheel carries no caches under generator/_data"
     prompt = tunesmith("prompt", "campaigns/quickstart.toml")
     assert prompt.returncode == 0, prompt.stderr[-3000:]
     assert "## Search-space statistics" in prompt.stdout and "## Interface" in prompt.stdout
@@ -70,7 +74,7 @@ def test_wheel_installed_outside_the_checkout_finds_its_prompts_problems_and_cam
     # lives there in a user's venv), but nothing of Tunesmith itself: its code, its shipped caches and the
     # exported winners in generated_algorithms are covered (issue 39 item 6).
     probe = tmp_path / "probe.py"
-    probe.write_text(PROBE.replace("PURELIB", repr(str(purelib))))
+    probe.write_text(PROBE.replace("PURELIB", repr(str(purelib))).replace("CACHES", repr(CACHES)))
     run = tunesmith("evaluate", str(probe), "--tasks", "problem:gemm/H200", "--repeats", "1")
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     assert "walls held" in run.stdout
@@ -83,7 +87,7 @@ class Probe:
         import os
         seen = {p: os.path.exists(os.path.join(PURELIB, p)) for p in
                 ("generated_algorithms/__init__.py", "generated_algorithms/archive/lcb_wide_switching_nearest.py",
-                 "generator/__init__.py", "generator/problems")}
+                 "generator/__init__.py", CACHES)}
         seen["dist-info beside them"] = any(n.endswith(".dist-info") for n in os.listdir(PURELIB))
         try:
             importlib.import_module("generated_algorithms.archive.lcb_wide_switching_nearest")
@@ -92,7 +96,7 @@ class Probe:
             seen["import the shipped winner"] = False
         expected = {"generated_algorithms/__init__.py": False,
                     "generated_algorithms/archive/lcb_wide_switching_nearest.py": False, "generator/__init__.py": False,
-                    "generator/problems": False, "dist-info beside them": True, "import the shipped winner": False}
+                    CACHES: False, "dist-info beside them": True, "import the shipped winner": False}
         if seen != expected:
             raise RuntimeError(f"site-packages as the run sees it: {seen}")
         func(searchspace.get_random_sample(1)[0])

@@ -1,6 +1,6 @@
 """What a finished campaign cost and chose, from its run directory, as JSON (issue 38, item 5).
 
-Usage: python3 benchmarks/protocol/campaign_record.py RUN_DIR OUT.json
+Usage: python3 -m benchmarks.protocol.campaign_record RUN_DIR OUT.json
 Reads only the run's own records (run.json, status.json, candidates.jsonl, hpo/*.json, validation.json,
 test.json): wall time from the run's creation to its last status, the candidates, the sandbox runs each stage
 made (a run is one optimizer run on one task), HPO's time, the final choice and the one sealed look.

@@ -1,6 +1,6 @@
 """Ship the generalisation protocol's pick as generated_algorithms/recommended.py and in Kernel Tuner's format.
 
-    python benchmarks/protocol/ship_recommended.py --crossval benchmarks/results/protocol/crossval.json [--force]
+    python -m benchmarks.protocol.ship_recommended --crossval benchmarks/results/protocol/crossval.json [--force]
 
 The pick is the winner of `tunesmith crossval` (the best family-weighted P over the training and validation
 families; benchmarks/protocol/families.toml seals the test families). A winner named with options
@@ -19,11 +19,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+from benchmarks._lib.paths import ROOT
 from generator.bench.runner import parse_strategy
-from generator.export.exporter import Provenance, module_source, write_module, write_report
+from generator.export.exporter import write_module, write_report
+from generator.export.module_text import Provenance, module_source
 from generator.export.upstream import read_exported, upstream_source
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse_label(label: str) -> tuple[Path, dict]:

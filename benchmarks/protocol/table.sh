@@ -22,7 +22,7 @@ old2=(--tasks problems --task transpose/H200 --task reduction/H200 --task stenci
       --seed 0 --workers "$workers")
 archive=$(ls generated_algorithms/archive/*.py | grep -v '__init__\|flagship7_' | paste -sd, -)
 flagship7=generated_algorithms/archive/flagship7_c0008.py  # the winner of benchmarks/campaigns/flagship7.toml, exported
-variants=$(python3 benchmarks/protocol/variants.py 8 | tr ',' '\n' | grep ':' | paste -sd, -)
+variants=$(python3 -m benchmarks.protocol.variants 8 | tr ',' '\n' | grep ':' | paste -sd, -)
 head=generated_algorithms/recommended.py,dual_annealing,diff_evo,genetic_algorithm,random_sample,pso
 
 tunesmith=${TUNESMITH:-tunesmith}  # on the GPU machine: TUNESMITH="python3 -m generator.cli" (nothing installed)

@@ -7,17 +7,16 @@ knn_late_acceptance) and the two lcb modules that led on unseen kernels in issue
 enter the cross-validated table like any other strategy, so the selection estimate (a pick made without the
 family it is scored on) pays for the choice among them: picking the luckiest of many variants shows up there.
 
-Usage: python3 benchmarks/protocol/variants.py [N]   (default 8)
+Usage: python3 -m benchmarks.protocol.variants [N]   (default 8)
 """
 
 import random
 import sys
-from pathlib import Path
 
+from benchmarks._lib.paths import ROOT
 from generator.export.upstream import read_exported
 
 MODULES = ("knn_vns_annealing", "knn_late_acceptance", "lcb_greedy_switching", "lcb_annealing_ils")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def declared(module: str) -> dict:

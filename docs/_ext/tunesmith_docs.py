@@ -4,7 +4,7 @@ Sphinx calls `generate()` when the build starts (see `setup`); it writes Markdow
 figures into docs/_generated/ (git-ignored), which the pages pull in with MyST's `{include}`.
 Sources of truth: the campaign schema (generator.config), the CLI's argparse parser
 (generator.cli), the run-directory layout in generator/archive.py's docstring, litellm's price
-table, and the JSON files the benchmark scripts write (benchmarks/*.json, benchmarks/results/*.json).
+table, and the JSON files the benchmark scripts write (benchmarks/results/).
 """
 
 from __future__ import annotations

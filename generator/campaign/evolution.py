@@ -112,7 +112,7 @@ class Evolution:
         self.cfg = cfg  # generator.config.EvolutionConfig
         self.race = race  # racing: gives more runs to the pool's contenders before survivors are chosen
         if produce_generation is None:
-            produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731
+            produce_generation = lambda plans: [produce(p) for p in plans]  # noqa: E731 - the serial default, one line
         self.produce_generation = produce_generation
         self.on_generation = on_generation
         self.rng = np.random.default_rng(cfg.seed)
@@ -220,7 +220,7 @@ class Evolution:
     def _parent(self, pool: list[Candidate], island: int, exclude: Candidate | None = None) -> Candidate:
         """A working parent from the pool (an island's, or the population), never `exclude`."""
         cfg = self.cfg
-        draw = lambda among: select_parent(among, cfg.selection, self.rng, cfg.tournament_size)  # noqa: E731
+        draw = lambda among: select_parent(among, cfg.selection, self.rng, cfg.tournament_size)  # noqa: E731 - binds cfg once
         parent = (
             self.niches.select(island, draw, self.rng, exclude)
             if self.niches

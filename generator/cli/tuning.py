@@ -59,11 +59,11 @@ def _cmd_hpo(args) -> int:
 
 def _setup_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a campaign's run directory")
-    p.add_argument("--name", required=True, help="module name: writes generated_algorithms/NAME.py")
+    p.add_argument("--name", required=True, help="module name: writes ./generated_algorithms/NAME.py")
     p.add_argument("--id", help="candidate to export (default: the best tuned one, else the best)")
     p.add_argument(
         "--out",
-        help="folder to write NAME.py into, nothing else added there (default: the generated_algorithms package)",
+        help="folder to write NAME.py into, nothing else added there (default: ./generated_algorithms/, made a package)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing module of that name (and its report)")
 

@@ -84,9 +84,9 @@ def campaign_file(path) -> Path:
     """The campaign file at `path`; else, for `campaigns/NAME.toml`, the copy shipped inside the package."""
     path = Path(path)
     if not path.exists() and path.parent == Path("campaigns"):  # installed from a wheel, run outside a checkout
-        import importlib.resources
+        from generator.resources import CAMPAIGNS_DIR
 
-        shipped = Path(str(importlib.resources.files("generator") / "campaigns" / path.name))
+        shipped = CAMPAIGNS_DIR / path.name
         if shipped.is_file():
             return shipped
     return path

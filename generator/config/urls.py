@@ -21,8 +21,10 @@ def executor_name(url: str | None) -> str:
 
 def executor_choices() -> str:
     """The executor URLs there are, for an error message: 'local', ... or 'dask://HOST:PORT'."""
-    forms = [f"'{n}HOST:PORT'" if n.endswith("://") else f"'{n}'" for n in registry.names("executor")]
-    forms.sort(key=lambda f: f.endswith("HOST:PORT'"))  # the bare names first
+    # in the table's order (the default, 'local', first), the bare names before the addresses
+    table = registry.table("executor")
+    forms = [f"'{n}HOST:PORT'" if n.endswith("://") else f"'{n}'" for n in table]
+    forms.sort(key=lambda f: f.endswith("HOST:PORT'"))
     return ", ".join(forms[:-1]) + " or " + forms[-1]
 
 

@@ -5,7 +5,7 @@ Tuner's strategy tests hold the built-in strategies to: `strategy_options["x0"]`
 configuration evaluated (and the first of the optimizer's first random sample), an invalid `x0`
 or an unknown option is a `ValueError` naming what is allowed. It also ends a run whose
 optimizer catches StopCriterionReached and calls again. `{cls}` and `{provenance}` are filled in
-by `exporter.module_source`; `exporter.rewrapped` puts today's version into an older export.
+by `module_text.module_source`; `module_text.rewrapped` puts today's version into an older export.
 """
 
 TUNE_TEMPLATE = """

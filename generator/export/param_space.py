@@ -166,7 +166,7 @@ def _restriction(r, names, constants=None) -> Callable[[dict], bool]:
     if unknown:
         raise ValueError(f"restriction {r!r} names unknown parameters {sorted(unknown)}; use names from tune_params")
     if constants:
-        return lambda p: bool(eval(code, {"__builtins__": _SAFE_BUILTINS}, {**constants, **p}))  # noqa: S307
+        return lambda p: bool(eval(code, {"__builtins__": _SAFE_BUILTINS}, {**constants, **p}))  # noqa: S307 - the user's own expression
     return lambda p: bool(eval(code, {"__builtins__": _SAFE_BUILTINS}, p))  # noqa: S307 - the user's own expression
 
 
@@ -181,7 +181,7 @@ def partial_check(restrictions, constants: dict | None = None) -> Callable[[dict
         scope = {**constants, **params}
         for r in compiled:
             try:
-                passed = r(scope) if callable(r) else eval(r, {"__builtins__": _SAFE_BUILTINS}, scope)  # noqa: S307
+                passed = r(scope) if callable(r) else eval(r, {"__builtins__": _SAFE_BUILTINS}, scope)  # noqa: S307 - user's own
             except (NameError, KeyError):  # names a parameter not chosen yet: decided later
                 continue
             if not passed:

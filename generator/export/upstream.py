@@ -20,7 +20,7 @@ from pathlib import Path
 
 from generator import parsing
 from generator.errors import TunesmithError
-from generator.export.exporter import ExportError, entry_point_parts
+from generator.export.module_text import ExportError, entry_point_parts
 
 
 class UpstreamError(TunesmithError):

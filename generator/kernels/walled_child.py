@@ -289,10 +289,10 @@ def main() -> None:
     import kernel_tuner.interface
 
     if job["lang"] == "cupy":  # imported, not initialised: a CUDA context does not survive the fork below
-        import cupy  # noqa: F401
-        import kernel_tuner.backends.cupy  # noqa: F401
+        import cupy  # noqa: F401 - warm-up before the walls
+        import kernel_tuner.backends.cupy  # noqa: F401 - warm-up before the walls
 
-        import generator.live.kernel  # noqa: F401
+        import generator.live.kernel  # noqa: F401 - warm-up before the walls
 
     from generator.sandbox import isolation as iso
 

@@ -9,7 +9,6 @@ synthesizer reads it as an LLM would. Users may override any template with [prom
 from __future__ import annotations
 
 import ast
-import importlib.resources
 import json
 import re
 from dataclasses import dataclass, field
@@ -19,10 +18,11 @@ import jinja2
 
 from generator import parsing
 from generator.errors import TunesmithError
+from generator.resources import PROMPTS_DIR
 from generator.scoring.fitness import CandidateError
 
-# Shipped inside the package (generator/prompts links to the checkout's prompts/), so a wheel has them too.
-BUILTIN_TEMPLATES = Path(str(importlib.resources.files("generator") / "prompts")).resolve()
+# the checkout's prompts/, or the wheel's copy (generator/resources.py)
+BUILTIN_TEMPLATES = PROMPTS_DIR
 OPERATORS = ("new", "refine", "simplify", "fix", "crossover")
 # operators that may be answered as SEARCH/REPLACE blocks on Parent 1's code ([evolution] edit = "diff")
 DIFF_OPERATORS = ("refine", "simplify", "fix")

@@ -62,7 +62,7 @@ class Race:
         are chosen again every round: more runs often lower a lucky candidate's mean (its first runs were
         why it ranked high), and whoever then moves up is raced too, not left first on its first runs."""
         field = [c for c in made if c.ok and not c.duplicate_of]
-        top = lambda: sorted(field, key=lambda c: (-c.score, c.id))[:mu]  # noqa: E731
+        top = lambda: sorted(field, key=lambda c: (-c.score, c.id))[:mu]  # noqa: E731 - re-ranked each round
         self._rounds(top, 1, replace(self.settings, indifference=0.0))
 
     def _rounds(self, pool: Callable[[], list[Candidate]], mu: int, settings: RaceSettings) -> None:

@@ -176,7 +176,7 @@ def main() -> None:
         if job.get("preimport_kernel_tuner"):
             try:
                 import kernel_tuner.strategies.wrapper
-                import kernel_tuner.util  # noqa: F401
+                import kernel_tuner.util  # noqa: F401 - warm-up: loaded before the walls go up
             except Exception:
                 pass
         for name in job.get("preimport", ()):  # heavy libraries the source imports: once per host, not per run

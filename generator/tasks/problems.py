@@ -10,7 +10,6 @@ load as ordinary cached Tasks named `<name>/<GPU>`.
 
 from __future__ import annotations
 
-import importlib.resources
 import importlib.util
 import tomllib
 from dataclasses import dataclass, field
@@ -18,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
+from generator import resources
 from generator.errors import TunesmithError
 from generator.tasks.cache import Objective, Task, load_cache_task
 
-# The problems Tunesmith ships, inside the package (generator/problems links to the checkout's problems/).
-PROBLEMS_DIR = Path(str(importlib.resources.files("generator") / "problems")).resolve()
+# The problems Tunesmith ships: the checkout's problems/, or the wheel's copy (generator/resources.py).
+PROBLEMS_DIR = resources.PROBLEMS_DIR
 LANGS = ("cupy", "C")  # Kernel Tuner backends a spec may name: CUDA through CuPy, C through g++
 FILLS = ("zeros", "random", "value")
 SPEC_KEYS = {

@@ -144,7 +144,7 @@ def _check_server(url: str, origin: str) -> None:
         with engine.connect():
             pass
         engine.dispose()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any driver's failure to connect is the user's setup
         raise HpoError(
             f"{origin} {url}: cannot connect ({exc.__class__.__name__}: {str(exc).splitlines()[0]}); "
             "check the server, the URL and the credentials"
