@@ -105,7 +105,9 @@ def test_records_that_are_not_campaigns_read_by_their_kind(tmp_path):
 
 
 # reads of a stored configuration as a raw dict: `archive.config.get(...)`, `x.config["tasks"]`
-RAW_READ = re.compile(r"\.config\s*(\.get\(|\[)")
+# a raw read of a stored configuration: `.config.get(` / `.config[`, or Archive.config (the plain dict) taken
+# into a name to read later (`config = archive.config`)
+RAW_READ = re.compile(r"\.config\s*(\.get\(|\[)|\barchive\.config\b(?!\s*\()")
 
 
 def test_no_command_reads_a_stored_configuration_as_a_raw_dict():

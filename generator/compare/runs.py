@@ -59,17 +59,17 @@ class RunCurve:
 def read_run(run_dir) -> RunCurve:
     """The curve of one run directory (finished, running or interrupted)."""
     lineage = Lineage.load(run_dir)
-    config = lineage.archive.config
+    stored = lineage.archive.stored
     created = _created(Path(run_dir))
     points = lineage.convergence()
     cands = list(lineage.candidates.values())
     start = created if created is not None else min((c.created for c in cands if c.created), default=0.0)
     return RunCurve(
         run_dir=str(run_dir),
-        name=str(config.get("name", "")),
-        model=str((config.get("llm") or {}).get("model", "")),
-        seed=(config.get("evolution") or {}).get("seed"),
-        settings=arm_settings(config),
+        name=stored.name,
+        model=stored.header.llm.model or stored.header.model,
+        seed=stored.header.evolution.seed,
+        settings=arm_settings(stored.as_dict()),
         state=lineage.status().get("state", "running or stopped"),
         candidates=[p.id for p in points],
         best=[p.best for p in points],

@@ -49,10 +49,12 @@ class _Shown(BaseModel):
 
 class _ShownLLM(_Shown):
     model: str = ""
+    caps: dict = Field(default_factory=dict)  # the spending caps as written ({} when none)
 
 
 class _ShownEvolution(_Shown):
     budget: int | None = None
+    seed: int | None = None
 
 
 class _ShownTasks(_Shown):
@@ -148,6 +150,16 @@ class StoredRun:
             return RunHeader.model_validate(self.data)
         except ValidationError:  # a damaged key: show the run without it
             return RunHeader()
+
+    def as_dict(self) -> dict:
+        """The configuration as nested plain values, for a record or a comparison of runs: a valid campaign's
+        every key (defaults filled in), else the keys as the run recorded them."""
+        if self.kind == "campaign":
+            try:
+                return self.campaign.model_dump(mode="json")
+            except ConfigError:
+                pass  # a run written by hand or by a test: show what it holds
+        return json.loads(json.dumps(self.data))
 
     @property
     def name(self) -> str:

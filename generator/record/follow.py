@@ -25,8 +25,9 @@ def settings_for(config=None, run_dir=None) -> tuple[RecordConfig, Path, str]:
     if config is not None:
         cfg = load_config(campaign_file(config))
         return cfg.record, Path(run_dir or cfg.output.run_dir), cfg.name
-    stored = Archive.open(run_dir).config
-    return RecordConfig.model_validate(stored.get("record") or {}), Path(run_dir), str(stored.get("name", "campaign"))
+    stored = Archive.open(run_dir).stored
+    record = RecordConfig.model_validate(stored.as_dict().get("record") or {})
+    return record, Path(run_dir), stored.name or "campaign"
 
 
 def recording(config=None, run_dir=None, interval: float = INTERVAL_S):

@@ -100,18 +100,21 @@ class MlflowRecord:
             self.client.set_tag(self.run_id, "tunesmith.resumed", "true")
             self.sent = self._sent_before()
             return
-        config = archive.config
+        stored = archive.stored
         run = self.client.create_run(
             self.experiment_id,
             run_name=self.run_dir.name,
-            tags={"tunesmith.run_dir": str(self.run_dir.resolve()), "tunesmith.model": str(_model(config))},
+            tags={
+                "tunesmith.run_dir": str(self.run_dir.resolve()),
+                "tunesmith.model": stored.header.llm.model or stored.header.model,
+            },
         )
         self.run_id = run.info.run_id
         write_atomic(
             self.run_dir / STATE,
             json.dumps({"tracking_uri": self.uri, "experiment": self.experiment, "run_id": self.run_id}, indent=1),
         )
-        self._log_params(self.run_id, flatten(config))
+        self._log_params(self.run_id, flatten(stored.as_dict()))
 
     def _sent_before(self) -> set[str]:
         runs = self.client.search_runs(
@@ -210,10 +213,6 @@ def _signature(run_dir: Path) -> tuple:
         except OSError:
             out.append(-1)
     return tuple(out)
-
-
-def _model(config: dict) -> str:
-    return (config.get("llm") or {}).get("model", "")
 
 
 def _failed(lineage, step: int) -> int:

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from generator.archive import CANDIDATES, CONFIG, EXCHANGES, GENERATIONS, RACES, STATUS
+from generator.config.stored import RunHeader
 from generator.review.lineage import Lineage
 
 TOP = 15  # rows of the leaderboard
@@ -38,12 +39,12 @@ def overview(run_dir) -> dict:
     from generator.review.report import _layout  # the report's lineage geometry and colours, shared
 
     lineage = Lineage.load(run_dir)
-    config = lineage.archive.config
+    header = lineage.archive.stored.header
     cands = list(lineage.candidates.values())
     ranked = sorted((c for c in cands if c.ok and not c.duplicate_of), key=lambda c: -c.score)
     path = lineage.best_path()
     return {
-        "run": _run(lineage, config, len(cands)),
+        "run": _run(lineage, header, len(cands)),
         "leaderboard": [
             {
                 "id": c.id,
@@ -64,12 +65,12 @@ def overview(run_dir) -> dict:
         "graph": _layout(lineage),
         "failures": _failures(lineage),
         "usage": lineage.usage(),
-        "caps": dict((config.get("llm") or {}).get("caps") or {}),
+        "caps": dict(header.llm.caps),
         "search": _search(lineage),
     }
 
 
-def _run(lineage: Lineage, config: dict, made: int) -> dict:
+def _run(lineage: Lineage, header: RunHeader, made: int) -> dict:
     from generator.run_lock import holder
 
     status = lineage.status()
@@ -79,13 +80,13 @@ def _run(lineage: Lineage, config: dict, made: int) -> dict:
         state = "stopped (no process holds the run)"
     return {
         "dir": str(lineage.run_dir),
-        "name": str(config.get("name", "")),
-        "model": str((config.get("llm") or {}).get("model", "")),
+        "name": header.name or "",
+        "model": header.llm.model or header.model,
         "state": state,
         "reason": status.get("reason") or "",
         "held_by": held,
         "candidates": made,
-        "budget": status.get("budget") or (config.get("evolution") or {}).get("budget"),
+        "budget": status.get("budget") or header.evolution.budget,
         "best": lineage.best(),
         "best_path": lineage.best_path(),
         "updated": status.get("updated"),
