@@ -188,7 +188,8 @@ def hpo_arm(run_dir: Path, racing: bool, args, out: Path) -> dict:
 
     import optuna
 
-    from generator.tuning.hpo import HpoSettings, run_hpo
+    from generator.tuning.hpo import run_hpo
+    from generator.tuning.settings import HpoSettings
 
     copy = out / f"hpo-{'racing' if racing else 'fixed'}-{run_dir.name}"
     shutil.rmtree(copy, ignore_errors=True)

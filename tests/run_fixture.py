@@ -123,7 +123,7 @@ def grow_run(run: Path, upto: int = len(SPEC)) -> None:
 
 def write_hpo(run: Path) -> Path:
     """An Optuna result for the best candidate, written by the HPO room's own writer."""
-    from generator.tuning.hpo import HpoResult, SplitScores, write_result
+    from generator.tuning.results import HpoResult, SplitScores, write_result
 
     return write_result(
         run,

@@ -231,7 +231,7 @@ def test_hpo_stage_runs_when_enabled(server, make_config):
         server, "tuned", budget=3, extra="[hpo]\nenabled = true\ntrials = 2\nrepeats = 1\nreport_repeats = 1\n"
     )
     run_campaign(cfg, progress=False)
-    from generator.tuning.hpo import load_results
+    from generator.tuning.results import load_results
 
     results = load_results(cfg.parent / "tuned")
     assert len(results) == 1  # top_k = 1: the best candidate was tuned, its result written to RUN/hpo/

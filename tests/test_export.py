@@ -13,7 +13,7 @@ from generator.candidate.source import ExportError, check_imports, parse_optimiz
 from generator.cli import main
 from generator.export.exporter import export_run, generator_label
 from generator.export.module_text import Provenance, module_source, valid_module_name
-from generator.tuning.hpo import HpoResult, SplitScores, write_result
+from generator.tuning.results import HpoResult, SplitScores, write_result
 
 SOURCE = '''# tunesmith-synth: {"components": ["sample", "descent"]}
 import random

@@ -10,6 +10,7 @@ import pytest
 import generator.tuning.hpo as hpo
 from generator.archive import Archive, Candidate
 from generator.cli import main
+from generator.tuning.results import format_result
 from generator.tuning.study import trial_counts
 
 SOURCE = '''import numpy as np
@@ -213,7 +214,7 @@ def test_tuned_values_are_kept_only_when_they_win_on_the_validation_tasks_too(
     assert result.accepted is kept
     assert result.chosen_params["sample"] == (result.best_params["sample"] if kept else 8)
     assert hpo.load_results(run)["c0001"].validation == result.validation  # written and read back
-    assert ("valid" in hpo.format_result(result)) and (("defaults kept" in hpo.format_result(result)) is not kept)
+    assert ("valid" in format_result(result)) and (("defaults kept" in format_result(result)) is not kept)
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,9 @@ def _die_in_a_trial(url: str, name: str) -> None:
 
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_a_trial_of_a_dead_process_on_another_host_is_not_counted(kind, tmp_path, hub_dir, capsys):
-    from generator.tuning.hpo import HpoSettings, run_hpo, study_name
+    from generator.tuning.hpo import run_hpo
+    from generator.tuning.settings import HpoSettings
+    from generator.tuning.study import study_name
 
     run = _make_run(tmp_path, hub_dir)
     url = f"sqlite:///{tmp_path / 'hpo.db'}" if kind == "sqlite" else f"journal:{tmp_path / 'hpo.journal'}"

@@ -158,7 +158,8 @@ def test_a_queued_trial_another_process_finished_first_is_not_an_error(tmp_path,
     """Two processes popped the same queued trial (SQLite, under load): the one that tells second goes on."""
     import optuna
 
-    from generator.tuning.hpo import HpoSettings, run_hpo
+    from generator.tuning.hpo import run_hpo
+    from generator.tuning.settings import HpoSettings
 
     run = _make_run(tmp_path, hub_dir)
     optimize, lost = optuna.Study.optimize, []

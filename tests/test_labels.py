@@ -67,7 +67,7 @@ def test_report_hpo_table_shows_the_values_used_and_every_trial(tmp_path):
 
     from generator.review.lineage import Lineage
     from generator.review.report import report_data
-    from generator.tuning.hpo import HpoResult, SplitScores, write_result
+    from generator.tuning.results import HpoResult, SplitScores, write_result
 
     run = build_run(tmp_path)
     base = HpoResult(

@@ -135,7 +135,7 @@ def test_an_unusable_hpo_storage_is_found_before_the_campaign_starts(tmp_path, c
 
 
 def test_storage_messages_name_where_the_url_came_from(tmp_path):
-    from generator.tuning.hpo import settings_from_config
+    from generator.tuning.settings import settings_from_config
     from generator.tuning.storage import HpoError, check_storage
 
     config = {"hpo": {"storage": "sqlite:////no/such/folder/hpo.db"}}

@@ -230,7 +230,7 @@ def test_hpo_trials_that_cannot_beat_the_best_are_pruned_early(monkeypatch):
 
 
 def test_hpo_settings_race_as_the_campaign_does():
-    from generator.tuning.hpo import settings_from_config
+    from generator.tuning.settings import settings_from_config
 
     on = settings_from_config({"evaluation": {"racing": True, "min_repeats": 2, "confidence": 0.95}, "hpo": {}})
     assert on.racing and on.min_repeats == 2 and on.confidence == 0.95

@@ -106,7 +106,8 @@ class FinalStages:
 
     def _hpo_stage(self) -> None:
         """The `[hpo]` stage, when the config enables it: Optuna tunes the best candidates."""
-        from generator.tuning.hpo import campaign_stage, format_result
+        from generator.tuning.hpo import campaign_stage
+        from generator.tuning.results import format_result
 
         try:
             results = campaign_stage(self.archive.run_dir, progress=self.progress)

@@ -29,7 +29,9 @@ def _setup_hpo(p: argparse.ArgumentParser) -> None:
 
 def _cmd_hpo(args) -> int:
     from generator.archive import Archive
-    from generator.tuning.hpo import format_result, run_hpo, settings_from_config
+    from generator.tuning.hpo import run_hpo
+    from generator.tuning.results import format_result
+    from generator.tuning.settings import settings_from_config
 
     settings = settings_from_config(
         Archive.open(args.run_dir).stored.campaign,

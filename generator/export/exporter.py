@@ -193,7 +193,7 @@ def export_run(
     """
     from generator.archive import Archive
     from generator.export.output import check_output_dir
-    from generator.tuning.hpo import load_results
+    from generator.tuning.results import load_results
 
     folder = Path(out_dir or default_out_dir())
     refuse_existing(folder / f"{valid_module_name(name)}.py", overwrite)  # before any work

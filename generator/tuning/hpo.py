@@ -26,28 +26,13 @@ import optuna
 from generator.archive import Archive
 from generator.candidate.source import parse_optimizer
 from generator.tuning.recovery import claim, quiet_interrupts
-from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, format_result, load_results, write_result
+from generator.tuning.results import HPO_DIR, HpoResult, SplitScores, load_results, write_result
 from generator.tuning.settings import HpoSettings, settings_from_config
 from generator.tuning.space import defaults, distributions, suggest
 from generator.tuning.storage import HpoError, check_storage, storage_url
 from generator.tuning.study import open_study, run_trials, say, study_name, surplus, trial_counts
 
 # the names callers import from here (results, settings and the space are defined beside this module)
-__all__ = [
-    "HPO_DIR",
-    "HpoError",
-    "HpoResult",
-    "HpoSettings",
-    "SplitScores",
-    "campaign_stage",
-    "distributions",
-    "format_result",
-    "load_results",
-    "run_hpo",
-    "settings_from_config",
-    "tune_candidate",
-    "write_result",
-]
 
 REPORT_SEED_OFFSET = 7919  # the before/after scores use other random streams than the trials did
 
