@@ -251,7 +251,7 @@ def _write(out: Path, args, rows: list, campaign: dict | None) -> None:
     local_run = ROOT / "benchmarks" / "results" / "byok_local_qwen15_template_run.json"
     models = "none run by this script (a local model's reply takes about a minute on 2 cores); " + (
         f"a real local model's templating run is recorded in {local_run.relative_to(ROOT)} and replayed "
-        "by tests/test_template.py"
+        "by tests/kernels/test_template.py"
         if local_run.is_file()
         else "no model's recording exists yet"
     )

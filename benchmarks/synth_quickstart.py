@@ -9,7 +9,7 @@ its best candidate compares with Kernel Tuner's strategies (issue 5's targets).
 2. records the summary the campaign ends with (leaderboard, best candidate, calls and tokens), rendered
    from the run directory by the campaign's own formatter, naming the campaign file's own run directory
    (what `tunesmith run CONFIG` prints); the README's quickstart block is this text
-   (tests/test_readme.py checks that they agree);
+   (tests/project/test_readme.py checks that they agree);
 3. counts the synthesized candidates that ran without error (failures of any kind count against
    it; duplicates are not candidates of their own);
 4. scores the best candidate and Kernel Tuner's genetic_algorithm, simulated_annealing,

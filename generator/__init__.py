@@ -4,8 +4,8 @@ The public API is the names in `__all__`, imported from here (`from generator im
 other module is the package's own and may change. The names load lazily, on first use, through `_PUBLIC`,
 so `import generator` stays light (it imports nothing of the rooms).
 
-Rooms, from the bottom up (a room imports only those before it; tests/test_architecture.py checks it, and
-tests/test_layout_docs.py that this list and docs/reference/repository-layout.md name every room):
+Rooms, from the bottom up (a room imports only those before it; tests/project/test_architecture.py checks it, and
+tests/project/test_layout_docs.py that this list and docs/reference/repository-layout.md name every room):
 resources, parsing, errors, registry, interrupts, config, jsonl -> tasks -> scoring -> candidate -> sandbox ->
 evaluation -> live -> llm -> archive, run_lock -> racing -> guided -> tuning -> campaign -> export -> review ->
 bench -> kernels -> record, compare, serve -> cli (the `tunesmith` command, a package: one module per group of

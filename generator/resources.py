@@ -5,7 +5,7 @@ In a checkout (an editable install, PYTHONPATH) they are the top-level folders `
 `campaigns/` beside the package: data and code stay apart in the source tree. A wheel carries the same folders
 as package data under `generator/_data/` (setup.py copies them in at build time). Inside the package path
 they sit behind the same sandbox wall that hides the package's code (sandbox/jobs.py), so a candidate run
-from an installed wheel cannot read the caches either (tests/test_wheel.py probes it).
+from an installed wheel cannot read the caches either (tests/project/test_wheel.py probes it).
 
 This module imports nothing of Tunesmith: every room may ask it where the data is.
 """

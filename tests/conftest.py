@@ -1,12 +1,14 @@
 """Shared fixtures: where the benchmark hub is, and the tasks loaded from it (once per session)."""
 
 import os
+import shutil
 import signal
 from pathlib import Path
 
 import pytest
-from campaign_fakes import FAKE_KEY, reply_for
-from fake_llm_server import FakeLLMServer
+from support.campaign_fakes import FAKE_KEY, reply_for
+from support.fake_llm_server import FakeLLMServer
+from support.paths import ROOT
 
 
 def pytest_sessionstart(session):
@@ -15,9 +17,6 @@ def pytest_sessionstart(session):
     in every child: those tests would then fail for the shell's reason, not the code's. Restore it."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _hub_path() -> Path:
@@ -93,3 +92,47 @@ run_dir = "{tmp_path / name}"
         return path
 
     return make
+
+
+# A real browser for the tests of pages (report, serve): Debian's headless Chromium through Selenium.
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+def _need(condition: bool, reason: str) -> None:
+    if not condition:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; .ci/run installs it before the tests")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    _need(
+        CHROMIUM is not None and CHROMEDRIVER is not None,
+        "chromium/chromedriver not installed (apt-get install chromium chromium-driver)",
+    )
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install -e '.[test]')")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # no sandbox as root; no background networking: the machine's closed network refuses it loudly
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        "--hide-scrollbars",
+    ):
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()

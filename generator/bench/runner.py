@@ -40,7 +40,7 @@ from generator.scoring.score import Budget, Trace, budget_for
 from generator.tasks.cache import Task
 from generator.tasks.space import SearchSpace
 
-# Built-ins whose code runs unchanged on the fast space and oracle (checked in tests/test_bench.py);
+# Built-ins whose code runs unchanged on the fast space and oracle (checked in tests/bench/test_bench.py);
 # the others run in Kernel Tuner's own simulation.
 FAST_BUILTINS = (
     "adaptive_tabu_greywolf",

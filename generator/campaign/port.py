@@ -1,7 +1,7 @@
 """What a generation maker (`InFlight`, with its `Speculation` part) asks of the campaign that drives it.
 
 `Campaign` (campaign.loop) is the one implementation; `InFlight` holds it as `self.c` and uses no member
-outside this Protocol (tests/test_campaign_port.py runs `InFlight` through a port that exposes only these
+outside this Protocol (tests/campaign/test_campaign_port.py runs `InFlight` through a port that exposes only these
 members). Everything here is called from the campaign's own thread except where a docstring says a request
 or evaluation thread calls it: those members must be thread-safe.
 """

@@ -3,7 +3,7 @@
 `StoredRun.open(RUN_DIR)` reads config.json and run.json, checks the run directory's format, upgrades a
 configuration written by an older Tunesmith, and validates it into its model: `CampaignConfig` for a
 campaign, or a record of generator.config.kernel for the other kinds. Commands read attributes of
-`.config`; the raw dicts are for this module only (tests/test_stored_runs.py holds generator/ to it).
+`.config`; the raw dicts are for this module only (tests/config/test_stored_runs.py holds generator/ to it).
 
 The format is run.json's "format" (FORMAT today; a run.json without it is format 1: every run made by
 Tunesmith 0.1). A run directory of a newer format than this Tunesmith knows is refused in one line.

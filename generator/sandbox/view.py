@@ -162,7 +162,7 @@ def _package_entries() -> set[str]:
     """The allowed distributions' top-level files and directories, in every site directory a run keeps.
 
     Looked up by name in each directory, not only where the metadata lies: a venv may shadow a package
-    of its base installation with a copy of its own (tests/test_sandbox_venv.py)."""
+    of its base installation with a copy of its own (tests/sandbox/test_sandbox_venv.py)."""
     from generator.sandbox.jobs import interpreter_paths
 
     names = set()

@@ -3,7 +3,7 @@
 This reproduces `autotuning_methodology` 1.1.0 (`report_experiments.get_strategy_scores`): the
 same cutoffs, time range, calculated random-search baseline, isotonic-regression curve with
 bootstrap bagging, real-stopping-point freeze and standardisation, so that identical traces give
-identical numbers (tests/test_scoring.py checks it against the package itself).
+identical numbers (tests/scoring/test_scoring.py checks it against the package itself).
 
 One thing differs on purpose: a run that returned before spending its budget keeps counting, at
 its best-so-far, to the end of the budget (`_held_points`); the package forgets it after its last

@@ -4,7 +4,7 @@ records, so a re-run of the benchmark updates the page and no number is typed by
 
 `RESULTS` maps each generated fragment (docs/_generated/<name>) to the function that writes it; the docs pages
 pull the fragments in with MyST's `{include}`. benchmarks/README.md indexes which script writes which JSON for
-which page (tests/test_benchmarks_index.py holds it against the JSON these fragments cite).
+which page (tests/project/test_benchmarks_index.py holds it against the JSON these fragments cite).
 """
 
 from __future__ import annotations
