@@ -21,6 +21,14 @@ from generator.export.output import check_output_file
 from generator.review.lineage import Lineage
 
 TEMPLATES = Path(__file__).with_name("templates")
+
+
+def page_script(script: Path) -> str:
+    """A page's script preceded by the DOM helpers it shares with the other page (templates/dom.js): the
+    report's (report.js) and the live view's (generator/serve/templates/serve.js)."""
+    return (TEMPLATES / "dom.js").read_text(encoding="utf-8") + "\n" + script.read_text(encoding="utf-8")
+
+
 TOP_K = 12  # rows of the per-task heatmap
 DX, DY, LEFT, TOP = 46, 74, 64, 28  # lineage graph geometry, pixels
 
@@ -112,7 +120,7 @@ def report_data(lineage: Lineage) -> dict:
         },
         "tasks": tasks,
         "nodes": nodes,
-        "graph": _layout(lineage),
+        "graph": lineage_layout(lineage),
         "exchanges": exchanges,
         "top": [
             {"id": c.id, "score": c.score, "se": c.se, "runs": c.runs, "scores": [c.per_task.get(t) for t in tasks]}
@@ -190,14 +198,15 @@ def _diversity(lineage: Lineage) -> list[dict]:
     ]
 
 
-def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
+def candidate_view(lineage: Lineage, cid: str) -> dict:
+    """What the report and the live view (generator/serve) both show of one candidate: its place in the
+    lineage, its scores or error, its code and its diff to each parent in the run."""
     c = lineage.get(cid)
     per = (c.fitness or {}).get("per_task") or {}
     return {
         "id": c.id,
         "generation": c.generation,
         "operator": c.operator,
-        "parents": list(c.parent_ids),
         "children": lineage.children(cid),
         "description": c.description or "",
         "score": c.score,
@@ -209,16 +218,24 @@ def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
         "code": lineage.code(cid),
         "diffs": {p: lineage.diff(cid, p) for p in lineage.parents(cid)},
         "delta": lineage.delta(cid),
+        "timings": c.timings,
+    }
+
+
+def _node(lineage: Lineage, cid: str, on_path: bool) -> dict:
+    c = lineage.get(cid)
+    return {
+        **candidate_view(lineage, cid),
+        "parents": list(c.parent_ids),  # as the candidate lists them, a parent of another run's included
         "improved": lineage.improved(cid),
         "on_path": on_path,
         "exchange": c.exchange_id,
-        "timings": c.timings,
         "novelty": c.novelty,
         "edit": c.edit,
     }
 
 
-def _layout(lineage: Lineage) -> dict:
+def lineage_layout(lineage: Lineage) -> dict:
     """Node positions: one row per generation, children placed under the mean of their parents."""
     rows: dict[int, list[str]] = {}
     for c in lineage.candidates.values():
@@ -276,7 +293,7 @@ def render_html(data: dict, figures: dict[str, Path]) -> str:
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
-    script = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    script = page_script(TEMPLATES / "report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     csp = (
         f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "

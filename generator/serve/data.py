@@ -17,6 +17,7 @@ from pathlib import Path
 from generator.archive import CANDIDATES, CONFIG, EXCHANGES, GENERATIONS, RACES, STATUS
 from generator.config.stored import RunHeader
 from generator.review.lineage import Lineage
+from generator.review.report import candidate_view, lineage_layout  # what the report shows, shared
 
 TOP = 15  # rows of the leaderboard
 WATCHED = (CANDIDATES, RACES, STATUS, EXCHANGES, GENERATIONS, CONFIG)
@@ -36,8 +37,6 @@ def version(run_dir) -> str:
 
 def overview(run_dir) -> dict:
     """Everything the page shows of a run but the candidates' code."""
-    from generator.review.report import _layout  # the report's lineage geometry and colours, shared
-
     lineage = Lineage.load(run_dir)
     header = lineage.archive.stored.header
     cands = list(lineage.candidates.values())
@@ -62,7 +61,7 @@ def overview(run_dir) -> dict:
             for p, c in zip(lineage.convergence(), cands)
         ],
         "nodes": [_node(lineage, c, path) for c in cands],
-        "graph": _layout(lineage),
+        "graph": lineage_layout(lineage),
         "failures": _failures(lineage),
         "usage": lineage.usage(),
         "caps": dict(header.llm.caps),
@@ -134,24 +133,9 @@ def candidate(run_dir, cid: str) -> dict | None:
     if c is None:
         return None
     ex = lineage.exchange(cid)
-    per = (c.fitness or {}).get("per_task") or {}
     return {
-        "id": c.id,
-        "generation": c.generation,
-        "operator": c.operator,
+        **candidate_view(lineage, cid),
         "parents": lineage.parents(cid),
-        "children": lineage.children(cid),
-        "description": c.description or "",
-        "score": c.score,
-        "se": c.se,
-        "runs": c.runs,
-        "per_task": {t: (v if isinstance(v, dict) else {"score": v}) for t, v in per.items()},
-        "error": c.error,
-        "duplicate_of": c.duplicate_of,
-        "code": lineage.code(cid),
-        "diffs": {p: lineage.diff(cid, p) for p in lineage.parents(cid)},
-        "delta": lineage.delta(cid),
-        "timings": c.timings,
         "exchange": None
         if ex is None
         else {

@@ -2,7 +2,7 @@
 
 Routes (nothing else is served; no path ever names a file):
   /                          the page (templates/serve.html.j2)
-  /serve.js                  its script (templates/serve.js)
+  /serve.js                  its script (review/templates/dom.js, then templates/serve.js)
   /api/runs                  the run directories being shown: [{"index", "dir"}]
   /api/run/N?since=V         run N's overview (serve.data.overview) with its version; {"unchanged": true}
                              when V is still its version, so polling costs a stat() per file
@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from generator.review.report import page_script
 from generator.serve import data
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -85,7 +86,8 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/":
                 return self._send(200, self.view.page().encode(), "text/html; charset=utf-8")
             if path == "/serve.js":
-                return self._send(200, (TEMPLATES / "serve.js").read_bytes(), "text/javascript; charset=utf-8")
+                script = page_script(TEMPLATES / "serve.js").encode()
+                return self._send(200, script, "text/javascript; charset=utf-8")
             if path == "/api/runs":
                 return self._json(200, [{"index": i, "dir": str(d)} for i, d in enumerate(self.view.run_dirs)])
             if m := _RUN.match(path):

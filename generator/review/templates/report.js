@@ -4,46 +4,17 @@
 // descriptions, prompts and replies were written by an LLM and are only ever text here.
 (function () {
   const data = JSON.parse(document.getElementById("run-data").textContent);
-  const SVG = "http://www.w3.org/2000/svg";
+  const { el, svg, fmt, pm, table, diffBlock, details } = TunesmithDom;  // dom.js, before this script
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
   const onPath = new Set(data.run.best_path || []);
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function svg(tag, attrs) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    return e;
-  }
-  function fmt(x, digits) {
-    return typeof x === "number" ? x.toFixed(digits === undefined ? 3 : digits) : "–";
-  }
   function scoreLabel(n) {
     if (n.duplicate_of) return "duplicate of " + n.duplicate_of;
     if (n.error) return "failed: " + (n.error.kind || "?");
     return typeof n.score === "number" ? fmt(n.score) + pm(n.se) : "pending";
   }
-  function pm(se) {  // "± SE" of a mean P, when its runs give one
-    return typeof se === "number" ? " ± " + fmt(se) : "";
-  }
   function firstLine(s) {
     return String(s || "").trim().split("\n")[0];
-  }
-  function table(headers, rows, numeric) {
-    const t = el("table");
-    const tr = el("tr");
-    headers.forEach((h, i) => tr.appendChild(el("th", numeric && numeric[i] ? "num" : "", h)));
-    t.appendChild(tr);
-    rows.forEach((row) => {
-      const r = el("tr");
-      row.forEach((v, i) => r.appendChild(el("td", numeric && numeric[i] ? "num" : "", v)));
-      t.appendChild(r);
-    });
-    return t;
   }
   function card(label, value) {
     const c = el("div", "card");
@@ -119,31 +90,11 @@
     root.appendChild(s);
   }
 
-  function diffBlock(text) {
-    const pre = el("pre", "diff");
-    if (!text) { pre.textContent = "(identical code)"; return pre; }
-    for (const line of text.split("\n")) {
-      let cls = "";
-      if (line.startsWith("@@")) cls = "hunk";
-      else if (line.startsWith("+") && !line.startsWith("+++")) cls = "add";
-      else if (line.startsWith("-") && !line.startsWith("---")) cls = "del";
-      const span = el("span", cls, line + "\n");
-      pre.appendChild(span);
-    }
-    return pre;
-  }
   function linkButton(id) {
     const b = el("button", "link", id);
     b.type = "button";
     b.addEventListener("click", () => select(id));
     return b;
-  }
-  function details(summaryText, body, open) {
-    const d = el("details");
-    if (open) d.open = true;
-    d.appendChild(el("summary", "", summaryText));
-    d.appendChild(body);
-    return d;
   }
 
   function select(id) {

@@ -2,7 +2,7 @@
 // Tunesmith live view: polls /api/run/N and redraws when the run changed. Every string from a run
 // (code, descriptions: an LLM wrote them) goes on screen through textContent only, never as markup.
 (function () {
-  const SVG = "http://www.w3.org/2000/svg";
+  const { el, svg, fmt, pm, table, diffBlock, details } = TunesmithDom;  // dom.js, before this script
   const POLL_MS = Number(document.body.dataset.pollMs) || 2000;
   let run = Number(new URLSearchParams(location.search).get("run")) || 0;
   let version = null;
@@ -10,35 +10,6 @@
   let selected = null;
   let timer = null;
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function svg(tag, attrs) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    return e;
-  }
-  function fmt(x, digits) {
-    return typeof x === "number" ? x.toFixed(digits === undefined ? 3 : digits) : "–";
-  }
-  function pm(se) {
-    return typeof se === "number" ? " ± " + fmt(se) : "";
-  }
-  function table(headers, rows, numeric) {
-    const t = el("table");
-    const tr = el("tr");
-    headers.forEach((h, i) => tr.appendChild(el("th", numeric && numeric[i] ? "num" : "", h)));
-    t.appendChild(tr);
-    rows.forEach((row) => {
-      const r = el("tr");
-      row.forEach((v, i) => r.appendChild(el("td", numeric && numeric[i] ? "num" : "", v)));
-      t.appendChild(r);
-    });
-    return t;
-  }
   function card(label, value, over) {
     const c = el("div", over ? "card over" : "card");
     c.appendChild(el("b", "", value));
@@ -172,25 +143,6 @@
   }
 
   // -- one candidate ----------------------------------------------------------------------------
-  function diffBlock(text) {
-    const pre = el("pre", "diff");
-    if (!text) { pre.textContent = "(identical code)"; return pre; }
-    for (const line of text.split("\n")) {
-      let cls = "";
-      if (line.startsWith("@@")) cls = "hunk";
-      else if (line.startsWith("+") && !line.startsWith("+++")) cls = "add";
-      else if (line.startsWith("-") && !line.startsWith("---")) cls = "del";
-      pre.appendChild(el("span", cls, line + "\n"));
-    }
-    return pre;
-  }
-  function details(summaryText, body, open) {
-    const d = el("details");
-    if (open) d.open = true;
-    d.appendChild(el("summary", "", summaryText));
-    d.appendChild(body);
-    return d;
-  }
   function linkButton(id) {
     const b = el("button", "link", id);
     b.type = "button";
