@@ -8,10 +8,8 @@ import argparse
 COMMANDS: dict[str, tuple] = {}
 
 
-def _setup_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="campaign file, e.g. campaigns/quickstart.toml")
-    p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
-    p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
+def _add_running_options(p: argparse.ArgumentParser) -> None:
+    """Where and how a campaign runs: the options `run` and `resume` share."""
     p.add_argument(
         "--executor",
         metavar="URL",
@@ -24,6 +22,13 @@ def _setup_run(p: argparse.ArgumentParser) -> None:
         help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _setup_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="campaign file, e.g. campaigns/quickstart.toml")
+    p.add_argument("--run-dir", help="override output.run_dir (an existing run there is continued)")
+    p.add_argument("--budget", type=int, help="override evolution.budget (candidates)")
+    _add_running_options(p)
 
 
 def _cmd_run(args) -> int:
@@ -47,18 +52,7 @@ def _cmd_run(args) -> int:
 def _setup_resume(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="run directory of an interrupted or finished campaign")
     p.add_argument("--budget", type=int, help="new total budget in candidates (to extend a finished run)")
-    p.add_argument(
-        "--executor",
-        metavar="URL",
-        help="where evaluations run: local, dask-local or dask://HOST:PORT (default: the config's)",
-    )
-    p.add_argument(
-        "--worker-wait",
-        type=float,
-        metavar="SECONDS",
-        help="Dask: how long to wait for a worker before stopping, resumable (default: [evaluation] worker_wait, 300)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_running_options(p)
 
 
 def _cmd_resume(args) -> int:
